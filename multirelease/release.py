@@ -1,0 +1,375 @@
+"""Releases: what a recipient sees, as leaf-code ranges, and the release CSV format of the contract.
+
+A :class:`Release` holds one published table: for each row and each published quasi-identifier a leaf-code
+range ``[lo, hi]`` (plus a bitset for ``subsets`` attributes), the composite sensitive value, the other
+published columns, and optionally the ``group`` (QI-group id) and ``uid`` (record-tracking id) columns and
+the counterfeit statistics of m-invariance / m-Distinct.  It never holds who is behind a row: that is
+:class:`ReleaseTruth`, kept apart so that attacks cannot read it.
+
+The module's vectorized primitives work on ``(n, q)`` int arrays:
+
+* :func:`contains` - does a generalized record contain a raw point (Definition 2.1 of Shmueli & Tassa)?
+* :func:`comparable` - do two generalized records share an instantiation (Definition 4.1 of Fung et al.:
+  "on the same path in the taxonomy", which for intervals and sets is a non-empty intersection)?
+* :func:`generalizes` - is one generalized record a generalization of another?
+* :meth:`Release.closure_of` - the closure of a set of rows (Definition 2.2 of Shmueli & Tassa).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .hierarchy import _scalar
+from .schema import Attribute, Schema
+from .table import composite_sensitive
+
+__all__ = [
+    "Release", "ReleaseTruth", "contains", "comparable", "generalizes",
+    "read_release_csv", "write_release_csv", "read_counterfeits_csv", "write_counterfeits_csv",
+    "release_from_frame",
+]
+
+RESERVED_COLUMNS = ("group", "uid")
+
+
+# ---------------------------------------------------------------------- vectorized primitives
+def contains(lo: np.ndarray, hi: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """``True`` where the generalized record ``[lo, hi]`` contains the raw point (broadcasting over rows)."""
+    return np.all((lo <= points) & (points <= hi), axis=-1)
+
+
+def comparable(lo1: np.ndarray, hi1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray) -> np.ndarray:
+    """``True`` where two generalized records share at least one instantiation (broadcasting).
+
+    For cut / hierarchy generalization this is Definition 4.1 of Fung et al. (every attribute's values are
+    on one path of its taxonomy, since taxonomy nodes are laminar ranges); for intervals it is the
+    non-empty intersection of the regions.  ``subsets`` attributes must also be checked on their masks
+    (:meth:`Release.comparable_rows`).
+    """
+    return np.all((lo1 <= hi2) & (lo2 <= hi1), axis=-1)
+
+
+def generalizes(lo1: np.ndarray, hi1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray) -> np.ndarray:
+    """``True`` where record 1 is a generalization of (contains) record 2."""
+    return np.all((lo1 <= lo2) & (hi2 <= hi1), axis=-1)
+
+
+# ---------------------------------------------------------------------- the release
+@dataclass(frozen=True, eq=False)
+class Release:
+    """One published table as the adversary sees it.
+
+    Attributes
+    ----------
+    schema : Schema
+    attributes : tuple of str
+        The published attributes, in schema order (a vertical subset of ``schema.published``).
+    lo, hi : ndarray of shape (n, q)
+        Leaf-code ranges of the published quasi-identifiers :attr:`quasi`.
+    masks : dict of str -> ndarray of uint64
+        Leaf bitsets of the published ``subsets`` attributes.
+    sensitive : ndarray of object, shape (n,)
+        The composite sensitive value ("" when no sensitive attribute is published).
+    other : DataFrame
+        The published non-QI, non-sensitive columns, as text.
+    group : ndarray of int or None
+        Published QI-group ids; ``None`` means "identical QI values form a class".
+    uid : ndarray of object or None
+        Record-tracking ids (Barbosa et al.).
+    counterfeits : dict of int -> int or None
+        Counterfeit statistics per group (m-invariance / m-Distinct).
+    """
+
+    schema: Schema
+    attributes: tuple[str, ...]
+    lo: np.ndarray
+    hi: np.ndarray
+    sensitive: np.ndarray
+    masks: dict = field(default_factory=dict)
+    other: pd.DataFrame | None = None
+    group: np.ndarray | None = None
+    uid: np.ndarray | None = None
+    counterfeits: dict | None = None
+
+    def __len__(self) -> int:
+        return int(self.lo.shape[0])
+
+    @property
+    def quasi(self) -> tuple[str, ...]:
+        """The published quasi-identifiers (the columns of :attr:`lo` / :attr:`hi`)."""
+        return tuple(n for n in self.attributes if self.schema[n].is_quasi)
+
+    @property
+    def sensitive_attributes(self) -> tuple[str, ...]:
+        return tuple(n for n in self.attributes if self.schema[n].is_sensitive)
+
+    @property
+    def qi_attributes(self) -> tuple[Attribute, ...]:
+        return tuple(self.schema[n] for n in self.quasi)
+
+    # ------------------------------------------------------------------ equivalence classes
+    @cached_property
+    def classes(self) -> np.ndarray:
+        """Class index ``0..n_classes-1`` of every row: the published ``group`` when present, else rows with
+        identical generalized QI values.  Classes are numbered in order of first appearance."""
+        if self.group is not None:
+            keys = self.group
+            _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        else:
+            parts = [self.lo, self.hi] + [m.view(np.int64)[:, None] for m in self.masks.values()]
+            mat = np.ascontiguousarray(np.column_stack(parts)) if len(self) else np.zeros((0, 1), np.int64)
+            if mat.shape[1] == 0:
+                return np.zeros(len(self), dtype=np.int64)
+            _, first, inv = np.unique(mat, axis=0, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        order = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+        return order[inv].astype(np.int64)
+
+    @cached_property
+    def n_classes(self) -> int:
+        return int(self.classes.max()) + 1 if len(self) else 0
+
+    @cached_property
+    def class_sizes(self) -> np.ndarray:
+        """Rows per class (counterfeit rows included, as the adversary sees them)."""
+        return np.bincount(self.classes, minlength=self.n_classes)
+
+    def class_rows(self) -> list[np.ndarray]:
+        """Row indices of every class."""
+        order = np.argsort(self.classes, kind="stable")
+        return np.split(order, np.cumsum(self.class_sizes)[:-1])
+
+    @cached_property
+    def sensitive_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, values)``: the sensitive values factorized within this release."""
+        codes, values = pd.factorize(pd.Series(self.sensitive, dtype=object), sort=True)
+        return codes.astype(np.int64), np.asarray(values, dtype=object)
+
+    @cached_property
+    def class_regions(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` of each class: the closure of its rows (their common region when the class is a
+        published group of identical records)."""
+        n = self.n_classes
+        q = self.lo.shape[1]
+        lo = np.full((n, q), np.iinfo(np.int32).max, dtype=np.int64)
+        hi = np.full((n, q), -1, dtype=np.int64)
+        np.minimum.at(lo, self.classes, self.lo)
+        np.maximum.at(hi, self.classes, self.hi)
+        return self._closed(lo, hi)
+
+    def _closed(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lo = lo.astype(np.int32, copy=True)
+        hi = hi.astype(np.int32, copy=True)
+        for j, a in enumerate(self.qi_attributes):
+            if len(lo):
+                lo[:, j], hi[:, j] = a.closure(lo[:, j], hi[:, j])
+        return lo, hi
+
+    def closure_of(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The closure of a set of rows (Definition 2.2 of Shmueli & Tassa): per attribute, the smallest
+        generalized value of its model that contains every row's value.  Returns ``(lo, hi, masks)``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lo, hi = self._closed(self.lo[rows].min(axis=0, keepdims=True), self.hi[rows].max(axis=0, keepdims=True))
+        masks = {n: np.bitwise_or.reduce(m[rows]) for n, m in self.masks.items()}
+        return lo[0], hi[0], masks
+
+    # ------------------------------------------------------------------ relations
+    def contains_points(self, points: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """``(n_rows, n_points)`` bool: row ``i`` contains raw point ``j``.  ``points`` are QI leaf codes
+        over :attr:`quasi` (a raw table's :attr:`Table.qi_codes` restricted to these columns)."""
+        rows = np.arange(len(self)) if rows is None else np.asarray(rows)
+        out = contains(self.lo[rows, None, :], self.hi[rows, None, :], points[None, :, :])
+        for j, name in enumerate(self.quasi):
+            if name in self.masks:
+                bit = np.left_shift(np.uint64(1), points[:, j].astype(np.uint64))
+                out &= (self.masks[name][rows, None] & bit[None, :]) != 0
+        return out
+
+    def comparable_rows(self, other: "Release", rows: np.ndarray | None = None,
+                        other_rows: np.ndarray | None = None) -> np.ndarray:
+        """``(n, m)`` bool: rows of this release comparable to rows of ``other`` on their common QIs."""
+        rows = np.arange(len(self)) if rows is None else np.asarray(rows)
+        other_rows = np.arange(len(other)) if other_rows is None else np.asarray(other_rows)
+        common = [n for n in self.quasi if n in other.quasi]
+        a = [self.quasi.index(n) for n in common]
+        b = [other.quasi.index(n) for n in common]
+        out = comparable(self.lo[rows][:, None, a], self.hi[rows][:, None, a],
+                         other.lo[other_rows][None, :, b], other.hi[other_rows][None, :, b])
+        for n in common:
+            if n in self.masks and n in other.masks:
+                out &= (self.masks[n][rows, None] & other.masks[n][None, other_rows]) != 0
+        return out
+
+    def qi_labels(self) -> pd.DataFrame:
+        """The published QI columns as text (one label per cell)."""
+        cols = {}
+        for j, a in enumerate(self.qi_attributes):
+            mask = self.masks.get(a.name)
+            key = np.column_stack([self.lo[:, j], self.hi[:, j]] + ([mask.view(np.int64)] if mask is not None else []))
+            uniq, inv = np.unique(key, axis=0, return_inverse=True) if len(key) else (key, np.zeros(0, int))
+            labels = np.array([a.format_cell(int(u[0]), int(u[1]), int(u[2]) & 0xFFFFFFFFFFFFFFFF if mask is not None else 0)
+                               for u in uniq], dtype=object)
+            cols[a.name] = labels[inv.reshape(-1)] if len(key) else np.zeros(0, dtype=object)
+        return pd.DataFrame(cols)
+
+    def to_frame(self, *, with_group: bool = True) -> pd.DataFrame:
+        """The release in the contract's CSV layout: ``group`` (the class id, from 1), ``uid`` if tracked,
+        then the published attributes in schema order."""
+        out = {}
+        if with_group:
+            out["group"] = (self.group if self.group is not None else self.classes + 1)
+        if self.uid is not None:
+            out["uid"] = self.uid
+        qi = self.qi_labels()
+        sens_cols = self._sensitive_frame()
+        for name in self.attributes:
+            if name in qi:
+                out[name] = qi[name].to_numpy()
+            elif name in sens_cols:
+                out[name] = sens_cols[name]
+            else:
+                out[name] = self.other[name].to_numpy()
+        return pd.DataFrame(out)
+
+    def _sensitive_frame(self) -> dict:
+        names = self.sensitive_attributes
+        if not names:
+            return {}
+        if len(names) == 1:
+            return {names[0]: self.sensitive}
+        from .schema import COMPOSITE_SEPARATOR
+
+        split = [str(v).split(COMPOSITE_SEPARATOR) for v in self.sensitive]
+        return {n: np.array([s[i] for s in split], dtype=object) for i, n in enumerate(names)}
+
+    def with_group(self, group: np.ndarray) -> "Release":
+        return replace(self, group=np.asarray(group))
+
+
+@dataclass(frozen=True, eq=False)
+class ReleaseTruth:
+    """The hidden side of a release, for evaluation only: who is behind each published row.
+
+    ``person[i]`` is the identifier of row ``i`` (``None`` for a counterfeit), ``counterfeit[i]`` flags
+    counterfeit rows.  Attacks never receive this object.
+    """
+
+    person: np.ndarray
+    counterfeit: np.ndarray
+
+    @classmethod
+    def of_people(cls, ids: Sequence[str]) -> "ReleaseTruth":
+        ids = np.asarray(list(ids), dtype=object)
+        return cls(person=ids, counterfeit=np.zeros(len(ids), dtype=bool))
+
+
+# ---------------------------------------------------------------------- CSV I/O
+def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
+                       counterfeits: Mapping[int, int] | None = None) -> Release:
+    """Parse a frame in the release CSV layout (text cells) into a :class:`Release`."""
+    frame = frame.copy()
+    frame.columns = [str(c).strip() for c in frame.columns]
+    attrs = []
+    for col in frame.columns:
+        if col in RESERVED_COLUMNS:
+            continue
+        if col not in schema:
+            raise InputError(f"unknown attribute '{col}'", file=source, key=f"column {col}")
+        if schema[col].role == "identifier":
+            raise InputError(f"column '{col}' is the identifier; releases never publish it", file=source,
+                             key=f"column {col}")
+        attrs.append(col)
+    if len(set(attrs)) != len(attrs):
+        raise InputError("a column appears twice", file=source)
+    attributes = schema.restrict(attrs)
+    quasi = [n for n in attributes if schema[n].is_quasi]
+    n = len(frame)
+    lo = np.zeros((n, len(quasi)), dtype=np.int32)
+    hi = np.zeros((n, len(quasi)), dtype=np.int32)
+    masks: dict[str, np.ndarray] = {}
+    for j, name in enumerate(quasi):
+        a = schema[name]
+        cells = frame[name].map(_scalar)
+        uniq, inv = np.unique(cells.to_numpy(dtype=str), return_inverse=True)
+        parsed = np.zeros((len(uniq), 3), dtype=object)
+        for u, text in enumerate(uniq):
+            try:
+                parsed[u] = a.parse_cell(text)
+            except InputError as exc:
+                row = int(np.flatnonzero(inv == u)[0]) + 2  # header is line 1
+                raise InputError(exc.problem, file=source, key=f"column {name}, line {row}") from None
+        lo[:, j] = parsed[inv, 0].astype(np.int32)
+        hi[:, j] = parsed[inv, 1].astype(np.int32)
+        if a.is_subsets:
+            masks[name] = np.array([int(x) for x in parsed[inv, 2]], dtype=np.uint64)
+    sens = [x for x in attributes if schema[x].is_sensitive]
+    for name in sens:
+        h = schema[name].hierarchy
+        if h is not None:
+            bad = ~frame[name].map(_scalar).isin(h._leaf_index.keys())
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+                raise InputError(f"value '{frame[name][bad].iloc[0]}' is not in the hierarchy of '{name}'",
+                                 file=source, key=f"column {name}, line {row}")
+    sensitive = composite_sensitive(frame.map(_scalar) if len(frame) else frame, sens)
+    others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
+    other = frame[others].map(_scalar).reset_index(drop=True) if others else None
+    group = None
+    if "group" in frame.columns:
+        try:
+            group = pd.to_numeric(frame["group"], downcast=None).to_numpy().astype(np.int64)
+        except (ValueError, TypeError):
+            raise InputError("group ids must be integers", file=source, key="column group") from None
+    uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
+    return Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
+                   other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None)
+
+
+def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Path | None = None,
+                     separator: str = ",") -> Release:
+    """Read a release file (and optionally its counterfeit statistics) in the contract's CSV format."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", file=str(path))
+    try:
+        frame = pd.read_csv(path, sep=separator, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
+    cf = read_counterfeits_csv(counterfeits) if counterfeits is not None else None
+    return release_from_frame(schema, frame, source=str(path), counterfeits=cf)
+
+
+def write_release_csv(release: Release, path: str | Path) -> None:
+    """Write a release in the contract's CSV format (``group`` column first)."""
+    release.to_frame().to_csv(path, index=False)
+
+
+def counterfeits_from_frame(frame: pd.DataFrame, *, source: str | None = None) -> dict[int, int]:
+    cols = [str(c).strip() for c in frame.columns]
+    if cols != ["group", "counterfeits"]:
+        raise InputError("counterfeit statistics need exactly the columns group,counterfeits", file=source)
+    try:
+        g = pd.to_numeric(frame.iloc[:, 0]).astype(np.int64)
+        c = pd.to_numeric(frame.iloc[:, 1]).astype(np.int64)
+    except (ValueError, TypeError):
+        raise InputError("group and counterfeits must be integers", file=source) from None
+    if (c < 0).any():
+        raise InputError("counterfeit counts must be >= 0", file=source, key="column counterfeits")
+    return dict(zip(g.tolist(), c.tolist()))
+
+
+def read_counterfeits_csv(path: str | Path) -> dict[int, int]:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", file=str(path))
+    return counterfeits_from_frame(pd.read_csv(path, dtype=str, keep_default_na=False), source=str(path))
+
+
+def write_counterfeits_csv(counterfeits: Mapping[int, int], path: str | Path) -> None:
+    pd.DataFrame({"group": list(counterfeits), "counterfeits": list(counterfeits.values())}).to_csv(path, index=False)

@@ -1,0 +1,113 @@
+"""Release sequences and adversary knowledge.
+
+:class:`ReleaseSequence` is what the data holder keeps: every release, the truth behind it (which person
+is behind which row, which rows are counterfeit) and the raw snapshots.  :meth:`ReleaseSequence.view` is what
+an adversary gets: the releases only, plus what the scenario's ``adversary`` says the adversary knows
+(:class:`Adversary`): quasi-identifiers of the population, presence, record tracking, correspondence, and how
+sensitive values behave between releases.  Attacks receive a :class:`SequenceView` and nothing else.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .errors import InputError
+from .release import Release, ReleaseTruth
+from .table import Table
+
+__all__ = ["Adversary", "ReleaseSequence", "SequenceView", "ADVERSARY_KEYS"]
+
+ADVERSARY_KEYS = {
+    "quasi_identifiers": ("all", "targets", "none"),
+    "presence": bool,
+    "record_tracking": bool,
+    "correspondence": bool,
+    "sensitive": ("persistent", "free", "transitions"),
+}
+
+
+@dataclass(frozen=True)
+class Adversary:
+    """What the attacker knows (DESIGN.md, ``adversary``)."""
+
+    quasi_identifiers: str = "all"
+    presence: bool = True
+    record_tracking: bool = False
+    correspondence: bool = False
+    sensitive: str = "persistent"
+
+    @classmethod
+    def from_mapping(cls, spec: Any, *, source: str | None = None, key: str = "adversary") -> "Adversary":
+        if spec is None:
+            return cls()
+        if not isinstance(spec, Mapping):
+            raise InputError("must be a mapping", file=source, key=key)
+        values = {}
+        for name, value in spec.items():
+            rule = ADVERSARY_KEYS.get(name)
+            if rule is None:
+                raise InputError(f"unknown key '{name}' (known: {', '.join(ADVERSARY_KEYS)})", file=source,
+                                 key=f"{key}.{name}")
+            if rule is bool:
+                if not isinstance(value, bool):
+                    raise InputError(f"must be true or false, got {value!r}", file=source, key=f"{key}.{name}")
+            elif value not in rule:
+                raise InputError(f"must be one of {', '.join(rule)}, got {value!r}", file=source, key=f"{key}.{name}")
+            values[name] = value
+        return cls(**values)
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceView:
+    """The adversary's side of a sequence: releases and public background knowledge only.
+
+    ``population[i]`` is the public part of snapshot ``i`` (identifiers and quasi-identifiers, no sensitive
+    values) when the adversary knows quasi-identifiers and a snapshot exists; ``None`` otherwise.
+    """
+
+    releases: tuple[Release, ...]
+    adversary: Adversary = field(default_factory=Adversary)
+    population: tuple[Table | None, ...] = ()
+    transitions: Any = None
+
+    def __len__(self) -> int:
+        return len(self.releases)
+
+    @property
+    def schema(self):
+        return self.releases[0].schema
+
+
+@dataclass(eq=False)
+class ReleaseSequence:
+    """Everything the data holder knows: releases, truths (hidden) and snapshots."""
+
+    releases: list[Release] = field(default_factory=list)
+    truths: list[ReleaseTruth | None] = field(default_factory=list)
+    snapshots: list[Table | None] = field(default_factory=list)
+
+    def append(self, release: Release, truth: ReleaseTruth | None, snapshot: Table | None) -> None:
+        self.releases.append(release)
+        self.truths.append(truth)
+        self.snapshots.append(snapshot)
+
+    def __len__(self) -> int:
+        return len(self.releases)
+
+    def view(self, adversary: Adversary, transitions: Any = None) -> SequenceView:
+        """What the adversary sees: the releases, and the public QIs of each snapshot if it knows them."""
+        population: Sequence[Table | None]
+        if adversary.quasi_identifiers == "none":
+            population = [None] * len(self.snapshots)
+        else:
+            population = [None if s is None else _public_part(s) for s in self.snapshots]
+        return SequenceView(tuple(self.releases), adversary, tuple(population), transitions)
+
+
+def _public_part(snapshot: Table) -> Table:
+    """The snapshot without its sensitive columns (the truth the adversary must not read)."""
+    sens = set(snapshot.schema.sensitive)
+    frame = snapshot.frame.copy()
+    for name in sens:
+        frame[name] = None
+    return Table(snapshot.schema, frame)

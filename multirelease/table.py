@@ -1,0 +1,226 @@
+"""Raw tables (snapshots) keyed by identifier, and the changes between two snapshots.
+
+A :class:`Table` is the data holder's truth at one point in time: one row per individual, indexed by the
+identifier (the row number, from 1, when the schema has no identifier attribute), every value as text.
+A :class:`Change` holds what happens before a release: insertions, deletions and internal updates of QI and
+sensitive values (Li & Zhou, section II: "internal updates").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .hierarchy import _scalar
+from .schema import COMPOSITE_SEPARATOR, Schema
+
+__all__ = ["Table", "Change", "read_table", "composite_sensitive"]
+
+
+def composite_sensitive(frame: pd.DataFrame, names: Sequence[str]) -> np.ndarray:
+    """The composite sensitive value of each row: one attribute's value, or several joined by `` | ``."""
+    if not names:
+        return np.full(len(frame), "", dtype=object)
+    if len(names) == 1:
+        return frame[names[0]].to_numpy(dtype=object)
+    return frame[list(names)].astype(str).agg(COMPOSITE_SEPARATOR.join, axis=1).to_numpy(dtype=object)
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A raw snapshot: ``frame`` has one row per individual, indexed by identifier (text), one column per
+    non-identifier attribute of ``schema``, values as text (validated against the hierarchies)."""
+
+    schema: Schema
+    frame: pd.DataFrame
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_frame(cls, schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
+                   key: str | None = None, first_id: int = 1) -> "Table":
+        """Validate a raw frame: known columns, every attribute present, every value a leaf."""
+        frame = frame.copy()
+        for col in frame.columns:
+            if col not in schema:
+                raise InputError(f"unknown attribute '{col}'", file=source, key=key)
+        ident = schema.identifier
+        if ident is not None and ident in frame.columns:
+            ids = frame[ident].map(_scalar)
+            frame = frame.drop(columns=[ident])
+        else:
+            ids = pd.Series([str(i) for i in range(first_id, first_id + len(frame))])
+        if ids.duplicated().any():
+            raise InputError(f"identifier '{ids[ids.duplicated()].iloc[0]}' appears twice", file=source, key=key)
+        missing = [n for n in schema.published if n not in frame.columns]
+        if missing:
+            raise InputError(f"attribute '{missing[0]}' has no column", file=source, key=key)
+        frame = frame[list(schema.published)]
+        frame.index = pd.Index(ids.to_numpy(dtype=object), name=ident or "id")
+        frame = frame.map(_scalar) if len(frame) else frame.astype(object)
+        for name in schema.published:
+            h = schema[name].hierarchy
+            if h is None:
+                continue
+            bad = ~frame[name].isin(h._leaf_index.keys())
+            if bad.any():
+                row = frame.index[bad.to_numpy()][0]
+                raise InputError(f"value '{frame[name][bad].iloc[0]}' of '{name}' is not in its hierarchy "
+                                 f"(record {row})", file=source, key=key)
+        return cls(schema, frame)
+
+    @classmethod
+    def from_rows(cls, schema: Schema, rows: Any, *, source: str | None = None, key: str = "data.rows",
+                  first_id: int = 1) -> "Table":
+        """From a YAML list of mappings (``[{age: 30, zip: 1234}, ...]``) or of lists in schema order."""
+        if not isinstance(rows, list):
+            raise InputError("rows must be a list", file=source, key=key)
+        if rows and all(isinstance(r, Mapping) for r in rows):
+            frame = pd.DataFrame([{str(k): v for k, v in r.items()} for r in rows], dtype=object)
+            if frame.isna().any().any():
+                raise InputError("every row must give every attribute", file=source, key=key)
+        elif all(isinstance(r, (list, tuple)) for r in rows):
+            names = list(schema.names)
+            for i, r in enumerate(rows):
+                if len(r) != len(names):
+                    raise InputError(f"row has {len(r)} values, the schema has {len(names)} attributes",
+                                     file=source, key=f"{key}[{i}]")
+            frame = pd.DataFrame(rows, columns=names, dtype=object)
+        else:
+            raise InputError("rows must be all mappings or all lists", file=source, key=key)
+        return cls.from_frame(schema, frame, source=source, key=key, first_id=first_id)
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.frame.index.to_numpy(dtype=object)
+
+    @cached_property
+    def qi_codes(self) -> np.ndarray:
+        """``(n, q)`` int32 leaf codes of the quasi-identifiers, in schema order."""
+        cols = [self.schema[n].hierarchy.encode(self.frame[n]) for n in self.schema.quasi]
+        if not cols:
+            return np.zeros((len(self), 0), dtype=np.int32)
+        return np.ascontiguousarray(np.column_stack(cols).astype(np.int32))
+
+    @cached_property
+    def sensitive(self) -> np.ndarray:
+        """The composite sensitive value of every row (object array of text)."""
+        return composite_sensitive(self.frame, self.schema.sensitive)
+
+    def subset(self, ids: Sequence[str]) -> "Table":
+        return Table(self.schema, self.frame.loc[list(ids)])
+
+    # ------------------------------------------------------------------ dynamics
+    def apply(self, change: "Change") -> "Table":
+        """The next snapshot: deletions, then updates, then insertions (each validated)."""
+        frame = self.frame
+        missing = [i for i in change.delete if i not in frame.index]
+        if missing:
+            raise InputError(f"cannot delete unknown record '{missing[0]}'", file=change.source, key=change.key)
+        frame = frame.drop(index=list(change.delete))
+        if change.update:
+            frame = frame.copy()
+            for rid, values in change.update.items():
+                if rid not in frame.index:
+                    raise InputError(f"cannot update unknown record '{rid}'", file=change.source, key=change.key)
+                for attr, value in values.items():
+                    if attr not in self.schema or self.schema[attr].role == "identifier":
+                        raise InputError(f"unknown attribute '{attr}'", file=change.source, key=change.key)
+                    h = self.schema[attr].hierarchy
+                    v = _scalar(value)
+                    if h is not None and v not in h._leaf_index:
+                        raise InputError(f"value '{v}' of '{attr}' is not in its hierarchy",
+                                         file=change.source, key=change.key)
+                    frame.at[rid, attr] = v
+        if change.insert is not None and len(change.insert):
+            dup = change.insert.index.intersection(frame.index)
+            if len(dup):
+                raise InputError(f"inserted record '{dup[0]}' already exists", file=change.source, key=change.key)
+            frame = pd.concat([frame, change.insert[frame.columns]])
+        return Table(self.schema, frame)
+
+
+@dataclass(frozen=True, eq=False)
+class Change:
+    """Insertions, deletions and internal updates applied to a snapshot before one release."""
+
+    insert: pd.DataFrame | None = None
+    delete: tuple[str, ...] = ()
+    update: dict = field(default_factory=dict)
+    source: str | None = None
+    key: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return (self.insert is None or not len(self.insert)) and not self.delete and not self.update
+
+    @classmethod
+    def from_mapping(cls, schema: Schema, spec: Any, *, base: Path, source: str | None, key: str,
+                     next_id: int) -> "Change":
+        """``{insert: rows | {file}, delete: [ids], update: {id: {attr: value}} | [{id, attr: value}]}``."""
+        if not isinstance(spec, Mapping):
+            raise InputError("must be a mapping with insert / delete / update", file=source, key=key)
+        unknown = set(spec) - {"insert", "delete", "update"}
+        if unknown:
+            raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
+        insert = None
+        if spec.get("insert") is not None:
+            ins = spec["insert"]
+            if isinstance(ins, Mapping) and "file" in ins:
+                insert = read_table(schema, ins, base=base, source=source, key=f"{key}.insert",
+                                    first_id=next_id).frame
+            else:
+                insert = Table.from_rows(schema, ins, source=source, key=f"{key}.insert", first_id=next_id).frame
+        delete = spec.get("delete") or []
+        if not isinstance(delete, list):
+            raise InputError("delete must be a list of identifiers", file=source, key=f"{key}.delete")
+        update_spec = spec.get("update") or {}
+        update: dict[str, dict[str, Any]] = {}
+        if isinstance(update_spec, Mapping):
+            for rid, vals in update_spec.items():
+                if not isinstance(vals, Mapping):
+                    raise InputError(f"update of '{rid}' must map attributes to values", file=source,
+                                     key=f"{key}.update")
+                update[_scalar(rid)] = {str(a): v for a, v in vals.items()}
+        elif isinstance(update_spec, list):
+            for i, item in enumerate(update_spec):
+                if not isinstance(item, Mapping) or "id" not in item:
+                    raise InputError("each update needs an 'id'", file=source, key=f"{key}.update[{i}]")
+                update[_scalar(item["id"])] = {str(a): v for a, v in item.items() if a != "id"}
+        else:
+            raise InputError("update must be a mapping or a list", file=source, key=f"{key}.update")
+        return cls(insert=insert, delete=tuple(_scalar(d) for d in delete), update=update, source=source, key=key)
+
+
+def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
+               first_id: int = 1) -> Table:
+    """A raw table from ``{file: path, separator: ";"}`` (CSV with a header) or ``{rows: [...]}``."""
+    if not isinstance(spec, Mapping):
+        raise InputError("must be {file: path} or {rows: [...]}", file=source, key=key)
+    unknown = set(spec) - {"file", "separator", "rows"}
+    if unknown:
+        raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
+    if "rows" in spec:
+        return Table.from_rows(schema, spec["rows"], source=source, key=f"{key}.rows", first_id=first_id)
+    if "file" not in spec:
+        raise InputError("needs 'file' or 'rows'", file=source, key=key)
+    path = Path(str(spec["file"]))
+    if not path.is_absolute():
+        path = base / path
+    if not path.is_file():
+        raise InputError(f"data file '{spec['file']}' not found", file=source, key=f"{key}.file")
+    sep = str(spec.get("separator", ","))
+    try:
+        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
+    frame.columns = [c.strip() for c in frame.columns]
+    return Table.from_frame(schema, frame, source=str(path), key=None, first_id=first_id)

@@ -1,0 +1,76 @@
+"""The one signature every publisher shares, and its result type.
+
+A publisher is built from its validated parameters (the papers' letters: ``k``, ``l``, ``m``, ``p``, ``d``)
+and turns the current raw snapshot, plus the state it returned last time, into the next release::
+
+    publisher = PUBLISHERS["mondrian"](k=10, l=5)
+    result = publisher.publish(snapshot, attributes=None, state=None, rng=np.random.default_rng(0))
+    result.release, result.truth, result.state   # what is published, who is behind it, what to keep
+
+The state is plain JSON-serializable data, so release ``i+1`` can be made by another process later
+(DESIGN.md, "Publisher state is data").
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from multirelease.params import validate_params
+from multirelease.release import Release, ReleaseTruth
+from multirelease.table import Table
+
+__all__ = ["Publisher", "PublishResult", "PublisherBase"]
+
+
+@dataclass(frozen=True, eq=False)
+class PublishResult:
+    """One publication: the release (what recipients see), its truth (kept apart) and the next state."""
+
+    release: Release
+    truth: ReleaseTruth
+    state: dict = field(default_factory=dict)
+    counterfeit_rows: int = 0
+
+    def state_json(self) -> str:
+        return json.dumps(self.state, sort_keys=True)
+
+
+@runtime_checkable
+class Publisher(Protocol):
+    name: ClassVar[str]
+
+    def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
+                rng: np.random.Generator) -> PublishResult: ...
+
+
+class PublisherBase:
+    """Stores validated parameters; subclasses declare ``name``, ``params`` (name -> constraint),
+    ``required`` and ``defaults``, and implement :meth:`publish`."""
+
+    name: ClassVar[str] = ""
+    params: ClassVar[dict] = {}
+    required: ClassVar[tuple] = ()
+    defaults: ClassVar[dict] = {}
+    #: the principle the output is claimed to satisfy, checked by the contract tests
+    guarantee: ClassVar[str] = ""
+
+    def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
+        self.config = validate_params(self.name, self.params, params, required=self.required,
+                                      defaults=self.defaults, file=_file, key=_key)
+        self.check_config(_file, _key)
+
+    def check_config(self, file: str | None, key: str | None) -> None:
+        """Cross-parameter checks (one-line :class:`InputError`)."""
+
+    def __getattr__(self, item: str) -> Any:
+        config = self.__dict__.get("config", {})
+        if item in config:
+            return config[item]
+        raise AttributeError(item)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in sorted(self.config.items()))
+        return f"{type(self).__name__}({args})"
