@@ -269,6 +269,8 @@ class Hierarchy:
             label = str(lo) if (lo == hi and level < 0) else f"[{lo},{hi}]"
             if lo == hi and level < 0:
                 return kids[0]
+            if len(kids) == 1 and kids[0].children:
+                return kids[0]  # a partial last band: same range (and label) as its only sub-band
             return _Node(label, kids)
 
         top = len(widths) - 1

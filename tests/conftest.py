@@ -1,0 +1,43 @@
+"""Shared test configuration: hypothesis profiles and the Adult data fixture.
+
+Profiles: ``ci`` (derandomized, 30 examples, prints reproduction blobs) when the ``CI`` environment variable
+is set or ``HYPOTHESIS_PROFILE=ci``; ``thorough`` (300 examples) when ``HYPOTHESIS_PROFILE=thorough``;
+otherwise ``dev`` (60 examples).  No deadlines: the exact engines have a slow first call.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+# `from strategies import ...` works whether pytest runs with rootdir or importmode settings
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+settings.register_profile("ci", derandomize=True, max_examples=30, deadline=None, print_blob=True)
+settings.register_profile("thorough", max_examples=300, deadline=None)
+settings.register_profile("dev", max_examples=60, deadline=None)
+
+
+def _profile() -> str:
+    chosen = os.environ.get("HYPOTHESIS_PROFILE", "")
+    if chosen == "thorough":
+        return "thorough"
+    if chosen == "ci" or os.environ.get("CI"):
+        return "ci"
+    return "dev"
+
+
+settings.load_profile(_profile())
+
+
+@pytest.fixture(scope="session")
+def adult_dir() -> Path:
+    """The Adult data set with its ARX hierarchies, beside the repository checkout (``../shared``)."""
+    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+    if not (path / "adult.csv").is_file():
+        pytest.fail(f"the Adult data set is missing: expected {path}/adult.csv and its ARX hierarchies "
+                    f"(the shared data directory lives beside the repository checkout)")
+    return path
