@@ -168,15 +168,16 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except SystemExit as exc:  # pragma: no cover - click internals
         return exc.code if isinstance(exc.code, int) else 1
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            err_console.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
+    except typer.Abort:
+        return 130
+    except Exception as exc:  # command-line usage errors (click's, vendored or not)
+        if not (hasattr(exc, "format_message") and hasattr(exc, "exit_code")):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            err_console.print(exc.format_message(), markup=False, highlight=False)
             return 2
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
-        raise
+        err_console.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
+        return 2
     return 0
 
 

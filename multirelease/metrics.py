@@ -196,6 +196,15 @@ def loss_metric(release: Release, *, original_size: int | None = None, unpublish
     Examples
     --------
     Two rows, one QI with domain ``{a, b, c}``: ``a`` (penalty 0) and ``*`` (penalty 1) average to 0.5.
+
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from multirelease.schema import Schema
+    >>> from multirelease.release import release_from_frame
+    >>> s = Schema.from_mapping({"attributes": {"c": {"role": "quasi", "hierarchy": ["a", "b", "c"]}}},
+    ...                         base=Path("."))
+    >>> loss_metric(release_from_frame(s, pd.DataFrame({"c": ["a", "*"]})))
+    0.5
     """
     _check_unpublished(unpublished)
     _, _, n_supp = _sizes_of_table(release, original_size)

@@ -105,14 +105,15 @@ def render_terminal(report: Mapping, console, timings: Mapping[str, float] | Non
             if k not in metric_names:
                 metric_names.append(k)
     t = RichTable(title="releases", title_justify="left")
-    for col in ["#", "records", "classes"] + metric_names + (["seconds"] if timings else []):
-        t.add_column(col, justify="right")
+    t.add_column("metric")
     for r in report["releases"]:
-        row = [str(r["index"]), _fmt(r["records"]), _fmt(r["classes"])]
-        row += [_fmt(r["metrics"].get(k)) for k in metric_names]
-        if timings:
-            row.append(f"{timings.get(f'release {r['index']}', 0):.2f}")
-        t.add_row(*row)
+        t.add_column(f"release {r['index']}", justify="right")
+    t.add_row("records", *[_fmt(r["records"]) for r in report["releases"]])
+    t.add_row("classes", *[_fmt(r["classes"]) for r in report["releases"]])
+    for k in metric_names:
+        t.add_row(k, *[_fmt(r["metrics"].get(k)) for r in report["releases"]])
+    if timings:
+        t.add_row("seconds", *[f"{timings.get('release ' + str(r['index']), 0):.2f}" for r in report["releases"]])
     console.print(t)
     if report["attacks"]:
         a = RichTable(title="attacks", title_justify="left")

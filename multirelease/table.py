@@ -174,7 +174,7 @@ class Change:
         insert = None
         if spec.get("insert") is not None:
             ins = spec["insert"]
-            if isinstance(ins, Mapping) and "file" in ins:
+            if isinstance(ins, Mapping):
                 insert = read_table(schema, ins, base=base, source=source, key=f"{key}.insert",
                                     first_id=next_id).frame
             else:

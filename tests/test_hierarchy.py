@@ -76,7 +76,9 @@ def test_label_parse_round_trip(h):
         # one-child nodes) or the root has the same range
         assert h.parse(back) == (lo, hi)
         same_range = [i for i in range(h.n_nodes) if (h.node_lo[i], h.node_hi[i]) == (lo, hi)]
-        if lo == 0 and hi == h.n_leaves - 1:
+        if lo == hi:
+            assert back == h.leaves[lo]  # a one-leaf range is written as the leaf
+        elif lo == 0 and hi == h.n_leaves - 1:
             assert back == ROOT_LABEL
         elif len(same_range) == 1:
             assert back == text
@@ -142,7 +144,9 @@ def test_arx_files_of_adult(adult_dir, name):
     path = adult_dir / f"adult_hierarchy_{name}.csv"
     h = Hierarchy.from_arx_csv(name, path)
     firsts = [ln.split(";")[0].strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    assert list(h.leaves) == firsts  # leaves in file order, each once
+    # every distinct first-column value is a leaf, each once; codes follow the depth-first order
+    assert sorted(h.leaves) == sorted(set(firsts)) and len(firsts) == len(set(firsts))
+    assert [h.node_labels[j] for j in _leaf_node(h)] == list(h.leaves)
     assert h.node_labels[0] == ROOT_LABEL
     for j in range(h.n_nodes):
         assert _subtree_leaves(h, j) == list(range(int(h.node_lo[j]), int(h.node_hi[j]) + 1))
