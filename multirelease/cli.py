@@ -160,7 +160,8 @@ def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
 def main(argv: list[str] | None = None) -> int:
     """Entry point: turns :class:`InputError` into exit code 2 and one line on stderr."""
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False, click *returns* the code of a raised Exit instead of raising it
+        rv = app(args=argv, standalone_mode=False)
     except InputError as exc:
         err_console.print(f"error: {exc.one_line()}", markup=False, highlight=False, soft_wrap=True)
         return 2
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         err_console.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
         return 2
-    return 0
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,7 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["Hierarchy", "ROOT_LABEL", "parse_interval"]
+__all__ = ["Hierarchy", "ROOT_LABEL", "parse_interval", "normalize_values"]
 
 ROOT_LABEL = "*"
 _INTERVAL = re.compile(r"^\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]$")
@@ -330,15 +330,23 @@ class Hierarchy:
             raise InputError(f"value '{key}' is not a leaf of the hierarchy of '{self.name}'") from None
 
     def encode(self, values: Iterable[Any]) -> np.ndarray:
-        """Leaf codes of many raw values, vectorized through pandas (raises on the first unknown value)."""
-        s = pd.Series(list(values) if not isinstance(values, pd.Series) else values, dtype=object)
-        s = s.map(_scalar)
-        codes = s.map(self._leaf_index)
-        bad = codes.isna()
+        """Leaf codes of many raw values, vectorized through a pandas Categorical (raises on the first value
+        that is not a leaf)."""
+        s = normalize_values(values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object))
+        codes = pd.Categorical(s, categories=self._categories).codes
+        bad = codes < 0
         if bad.any():
-            first = s[bad].iloc[0]
+            first = s.iloc[int(np.flatnonzero(bad)[0])]
             raise InputError(f"value '{first}' is not a leaf of the hierarchy of '{self.name}'")
-        return codes.to_numpy(dtype=np.int32)
+        return codes.astype(np.int32)
+
+    @property
+    def _categories(self) -> pd.Index:
+        cats = self.__dict__.get("_cats")
+        if cats is None:
+            cats = pd.Index(self.leaves, dtype=object)
+            object.__setattr__(self, "_cats", cats)
+        return cats
 
     def parse(self, label: str, *, allow_intervals: bool | None = None) -> tuple[int, int]:
         """The leaf-code range of a generalized value: ``*``, a node label, a leaf, or ``[a,b]``.
@@ -409,6 +417,14 @@ class _Node:
     def __init__(self, label: str, children: list["_Node"]):
         self.label = label
         self.children = children
+
+
+def normalize_values(series: pd.Series) -> pd.Series:
+    """:func:`_scalar` over a column, fast when every value is already text."""
+    if len(series) and all(isinstance(v, str) for v in series.head(64)) and \
+            series.map(type).eq(str).all():
+        return series.str.strip()
+    return series.map(_scalar)
 
 
 def _scalar(value: Any) -> str:

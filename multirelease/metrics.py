@@ -141,7 +141,8 @@ def _sizes_of_table(release: Release, original_size: int | None) -> tuple[int, i
     if t < 0:
         raise ValueError(f"original_size must be >= 0; got {original_size}")
     if t < n_real:
-        raise ValueError(f"original_size {t} is below the {n_real} real records the release publishes")
+        raise InputError(f"the release publishes {n_real} real records, more than the {t} of its original "
+                         "table (undeclared counterfeits?)")
     return t, n_fake, t - n_real
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .hierarchy import _scalar
+from .hierarchy import _scalar, normalize_values
 from .schema import COMPOSITE_SEPARATOR, Schema
 
 __all__ = ["Table", "Change", "read_table", "composite_sensitive"]
@@ -61,7 +61,7 @@ class Table:
             raise InputError(f"attribute '{missing[0]}' has no column", file=source, key=key)
         frame = frame[list(schema.published)]
         frame.index = pd.Index(ids.to_numpy(dtype=object), name=ident or "id")
-        frame = frame.map(_scalar) if len(frame) else frame.astype(object)
+        frame = frame.apply(normalize_values) if len(frame) else frame.astype(object)
         for name in schema.published:
             h = schema[name].hierarchy
             if h is None:

@@ -69,6 +69,16 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
     span = np.array([max(a.hierarchy.n_leaves - 1, 1) for a in attributes], dtype=np.float64)
     interval = np.array([a.generalization == "interval" for a in attributes])
     child_lo = {}
+    lca: dict[tuple[int, int, int], int] = {}
+
+    def covering_node(j: int, a: int, b: int) -> int:
+        key = (j, a, b)
+        node = lca.get(key)
+        if node is None:
+            h = attributes[j].hierarchy
+            nlo, nhi = h.node_closure(np.array([a]), np.array([b]))
+            node = lca[key] = h._range_index[(int(nlo[0]), int(nhi[0]))]
+        return node
     final: list[np.ndarray] = []
     stack = [np.arange(n)]
     while stack:
@@ -84,8 +94,9 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
             if interval[j] or lo[j] == hi[j]:
                 width[j] = (hi[j] - lo[j]) / span[j]
             else:
-                nlo, nhi = attributes[j].hierarchy.node_closure(lo[j:j + 1], hi[j:j + 1])
-                width[j] = (nhi[0] - nlo[0]) / span[j]
+                h = attributes[j].hierarchy
+                node = covering_node(j, int(lo[j]), int(hi[j]))
+                width[j] = (h.node_hi[node] - h.node_lo[node]) / span[j]
         split_done = False
         for j in np.argsort(-width, kind="stable"):
             if width[j] <= 0:
@@ -101,8 +112,7 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
                 n_parts = 2
             else:
                 h = attributes[j].hierarchy
-                nlo, nhi = h.node_closure(lo[j:j + 1], hi[j:j + 1])
-                node = h._range_index[(int(nlo[0]), int(nhi[0]))]
+                node = covering_node(j, int(lo[j]), int(hi[j]))
                 if node not in child_lo:
                     child_lo[node] = h.node_lo[list(h.children[node])]
                 bounds = child_lo[node]

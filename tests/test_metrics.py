@@ -75,7 +75,7 @@ def test_loss_metric_suppressed_records(schema):
     r = make(schema, ROWS4)
     # two more records in T, both fully suppressed: 2 x 3 extra penalty, 6 x 3 entries
     assert_allclose(loss_metric(r, original_size=6), (203 / 36 + 6) / 18)
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="more than the 3"):
         loss_metric(r, original_size=3)
 
 
