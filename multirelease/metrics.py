@@ -19,12 +19,12 @@ key                       definition                                            
 
 Conventions shared by every metric (the papers leave them open):
 
-* **Unpublished quasi-identifiers.**  A QI attribute of the schema that a release does not publish (a
-  vertical subset) counts as fully suppressed: LM penalty 1, EM the entropy of its whole domain, AIL extent 1,
-  and no information in VEM (a factor ``V(E)/V(T) = 1`` for that attribute, so that ``V(T)`` may equally be
-  taken over the published or over all quasi-identifiers).  Note that Shmueli & Tassa's section 6 instead
-  leaves such entries out of the average; pass ``unpublished="ignore"`` to :func:`loss_metric`,
-  :func:`entropy_metric` and :func:`average_information_loss` for that reading.
+* **Unpublished quasi-identifiers.**  By default a QI attribute of the schema that a release does not
+  publish (a vertical subset) is left out of the averages, as in Shmueli & Tassa's section 6 ("the
+  suppressed entries in that release outside I_r are not included in the average computation").  Pass
+  ``unpublished="suppressed"`` to :func:`loss_metric`, :func:`entropy_metric` and
+  :func:`average_information_loss` to count them as fully suppressed instead (LM penalty 1, EM the entropy of
+  the whole domain, AIL extent 1).  VEM is unaffected either way (a factor ``V(E)/V(T) = 1``).
 * **Suppressed records.**  When the original table has more records than the release publishes
   (``original_size`` larger than the number of real published rows), each missing record counts as fully
   suppressed: penalty 1 per quasi-identifier in LM and AIL, full-domain entropy in EM, information 0 in FEM
@@ -166,7 +166,7 @@ def _class_cell_sizes(release: Release) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- LM
-def loss_metric(release: Release, *, original_size: int | None = None, unpublished: str = "suppressed") -> float:
+def loss_metric(release: Release, *, original_size: int | None = None, unpublished: str = "ignore") -> float:
     """The Loss Metric (LM), averaged over all entries (records x quasi-identifiers).
 
     Eq. (1) of Shmueli & Tassa, "Privacy by Diversity in Sequential Releases of Databases"
@@ -184,7 +184,8 @@ def loss_metric(release: Release, *, original_size: int | None = None, unpublish
     release : Release
     original_size : int, optional
         ``|T|``, the records of the original table; records beyond the release's real rows are suppressed
-        (penalty 1 per quasi-identifier).  Default: no suppression.
+        (penalty 1 per quasi-identifier).  Default: no suppression.  Below the real records published:
+        :class:`InputError`.
     unpublished : {"suppressed", "ignore"}
         A schema quasi-identifier the release does not publish counts as fully suppressed (penalty 1,
         the default) or is left out of the average (Shmueli & Tassa, section 6).
@@ -291,7 +292,7 @@ def _normalized(frequencies: Mapping[str, np.ndarray] | Sequence[np.ndarray], re
 
 
 def entropy_metric(release: Release, frequencies: Mapping[str, np.ndarray] | Sequence[np.ndarray], *,
-                   original_size: int | None = None, unpublished: str = "suppressed") -> float:
+                   original_size: int | None = None, unpublished: str = "ignore") -> float:
     """The Entropy Measure (EM), in bits, averaged over all entries (records x quasi-identifiers).
 
     Section 2.2 of Shmueli & Tassa (004_db68606f48036092.txt): an original value generalized to the subset
@@ -360,7 +361,7 @@ def discernibility_normalized(release: Release) -> float:
 
 # ---------------------------------------------------------------------- AIL
 def average_information_loss(release: Release, original_size: int | None = None, *,
-                             unpublished: str = "suppressed") -> float:
+                             unpublished: str = "ignore") -> float:
     """The average information loss (AIL) of Byun et al., as recalled in section 3 of Barbosa et al.
 
     For a class ``E`` (003_9c5f9a30c53bd642.txt, section 3)::

@@ -64,11 +64,12 @@ def test_loss_metric_hand_computed(schema):
     assert_allclose(loss_metric(r), 203 / 36 / 12)
 
 
-def test_loss_metric_unpublished_attribute_is_suppressed(schema):
+def test_loss_metric_unpublished_attribute(schema):
     r = make(schema, [row[:2] + row[3:] for row in ROWS4], columns=("age", "country", "disease"))
     # published penalties 17/18 + 0 + 2 + 25/36 = 131/36; color unpublished: 4 entries of penalty 1
-    assert_allclose(loss_metric(r), (131 / 36 + 4) / 12)
-    assert_allclose(loss_metric(r, unpublished="ignore"), 131 / 36 / 8)
+    assert_allclose(loss_metric(r, unpublished="suppressed"), (131 / 36 + 4) / 12)
+    # default: left out of the average (Shmueli & Tassa, section 6)
+    assert_allclose(loss_metric(r), 131 / 36 / 8)
 
 
 def test_loss_metric_suppressed_records(schema):
@@ -115,9 +116,10 @@ def test_entropy_metric_hand_computed(schema, snapshot):
     h_gy = h_america                                             # g 2/3, y 1/3
     published = h_europe + h_country + h_america + h_rb + h_color + h_gy
     # ignore the unpublished age: 4 records x 2 QIs
-    assert_allclose(entropy_metric(r, leaf_frequencies(snapshot), unpublished="ignore"), published / 8)
+    assert_allclose(entropy_metric(r, leaf_frequencies(snapshot)), published / 8)
     # age unpublished = suppressed: entropy of its 8 equally frequent observed values, 3 bits per record
-    assert_allclose(entropy_metric(r, leaf_frequencies(snapshot)), (published + 4 * 3.0) / 12)
+    assert_allclose(entropy_metric(r, leaf_frequencies(snapshot), unpublished="suppressed"),
+                    (published + 4 * 3.0) / 12)
 
 
 def test_entropy_metric_interval_and_raw(schema, snapshot):
