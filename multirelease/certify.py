@@ -65,8 +65,10 @@ def certify(spec_path: str | Path, release_files: Sequence[str | Path], *, requi
     doc = dict(doc)
     if release_files:
         releases = []
-        for f in release_files:
+        for j, f in enumerate(release_files, 1):
             p = Path(f).resolve()
+            if not p.is_file():  # name the file given on the command line, not the spec
+                raise InputError("release file not found", file=str(f), key=f"release {j}")
             item: dict[str, Any] = {"file": str(p)}
             cf = p.with_name(p.name.replace("release_", "counterfeits_", 1)) if p.name.startswith("release_") else None
             if cf is not None and cf.is_file():

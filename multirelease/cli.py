@@ -62,6 +62,14 @@ def _emit_json(report: dict, target: str) -> None:
         _write_text_atomic(Path(target), text)
 
 
+def _check_targets(json_path: str | None = None, out: Path | None = None) -> None:
+    """Refuse output paths that cannot be written, before anything runs (exit 2, nothing written)."""
+    if json_path and json_path != "-" and Path(json_path).is_dir():
+        raise InputError("is a directory, not a file", file=str(json_path), key="--json")
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError("exists and is not a directory", file=str(out), key="--out")
+
+
 def write_releases(sequence, out: Path, states: list | None = None) -> list[Path]:
     """Write ``release_<i>.csv`` (and ``counterfeits_<i>.csv``) for every release, each file atomically."""
     from .release import write_counterfeits_csv
@@ -91,6 +99,7 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
     from .report import build_report, render_terminal
     from .scenario import load_scenario, run_scenario
 
+    _check_targets(json_path, out)
     sc = load_scenario(scenario)
     with progress_bar() as bar:
         result = run_scenario(sc, progress=bar)
@@ -117,6 +126,7 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
     from .certify import certify as do_certify
     from .report import _fmt
 
+    _check_targets(json_path)
     with progress_bar() as bar:
         cert = do_certify(spec, releases or [], requires=require or [], attack_names=attack or [], progress=bar)
     doc = cert.to_json()
@@ -146,6 +156,7 @@ def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
     """Publish a scenario's releases (no attacks): release files plus each publisher's serialized state."""
     from .scenario import load_scenario, run_scenario
 
+    _check_targets(out=out)
     sc = load_scenario(scenario)
     sc.attacks = []
     sc.expect = []

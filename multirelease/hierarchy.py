@@ -201,7 +201,11 @@ class Hierarchy:
         path = Path(path)
         if not path.is_file():
             raise InputError("file not found", file=str(path), key=key)
-        lines = [ln.rstrip("\r\n") for ln in path.read_text(encoding="utf-8").splitlines()]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InputError("not a UTF-8 text file", file=str(path), key=key) from None
+        lines = [ln.rstrip("\r\n") for ln in text.splitlines()]
         rows = [ln.split(separator) for ln in lines if ln.strip()]
         if not rows:
             raise InputError("hierarchy file is empty", file=str(path), key=key)
@@ -253,6 +257,8 @@ class Hierarchy:
             raise InputError("numeric min and max must be integers", file=source, key=key)
         if maximum < minimum:
             raise InputError(f"numeric max {maximum} is below min {minimum}", file=source, key=key)
+        if not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) for w in bands):
+            raise InputError(f"band widths must be integers, got {list(bands)!r}", file=source, key=key)
         widths = [int(w) for w in bands]
         for a, b in zip(widths, widths[1:]):
             if a <= 0 or b % a or b <= a:

@@ -341,6 +341,8 @@ def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Pa
         frame = pd.read_csv(path, sep=separator, dtype=str, keep_default_na=False, skipinitialspace=True)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
+    if not len(frame):
+        raise InputError("the release file holds no records", file=str(path))
     cf = read_counterfeits_csv(counterfeits) if counterfeits is not None else None
     return release_from_frame(schema, frame, source=str(path), counterfeits=cf)
 

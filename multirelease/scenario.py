@@ -113,6 +113,9 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
         steps.append(_load_step(i, item, schema, data, base, source, PUBLISHERS))
 
     dynamics = _load_dynamics(doc.get("dynamics"), schema, data, len(steps), base, source)
+    table = data
+    for idx, change in dynamics.items():  # validate every change against the table it will meet
+        table = table.apply(change)
     adversary = Adversary.from_mapping(doc.get("adversary"), source=source)
 
     attacks: list[tuple[str, Any]] = []
@@ -188,7 +191,7 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
             raise exc.located(file=source, key=f"{key}.attributes") from None
     if "publisher" in item:
         name = item["publisher"]
-        if name not in publishers:
+        if not isinstance(name, str) or name not in publishers:
             raise InputError(f"unknown publisher '{name}' (known: {', '.join(sorted(publishers))})", file=source,
                              key=f"{key}.publisher")
         params = {k: v for k, v in item.items() if k not in ("publisher", "attributes")}
@@ -323,7 +326,10 @@ def run_scenario(scenario: Scenario, progress: Step | None = None) -> ScenarioRu
         if step.publisher is not None:
             rng = np.random.default_rng([scenario.seed, step.index])
             name = step.publisher_name
-            result = step.publisher.publish(table, attributes=step.attributes, state=states.get(name), rng=rng)
+            try:
+                result = step.publisher.publish(table, attributes=step.attributes, state=states.get(name), rng=rng)
+            except InputError as exc:  # e.g. a principle the table cannot satisfy: name the release
+                raise exc.located(file=scenario.source, key=f"releases[{step.index - 1}]") from None
             states[name] = result.state
             run.states.append(result.state)
             seq.append(result.release, result.truth, table)
@@ -337,7 +343,10 @@ def run_scenario(scenario: Scenario, progress: Step | None = None) -> ScenarioRu
     for j, (name, attack) in enumerate(scenario.attacks):
         notify(f"attack {name}", len(scenario.steps) + j, total)
         t0 = time.perf_counter()
-        run.results[name] = attack.run(view)
+        try:
+            run.results[name] = attack.run(view)
+        except InputError as exc:
+            raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
         run.timings[f"attack {name}"] = time.perf_counter() - t0
     notify("done", total, total)
     run.judged = judge(scenario.expect, run.results, run.release_metrics)

@@ -199,7 +199,10 @@ class Schema:
         attrs = []
         for name, a in attrs_spec.items():
             attrs.append(_attribute_from_mapping(str(name), a, base=base, source=source))
-        schema = cls(tuple(attrs))
+        try:
+            schema = cls(tuple(attrs))
+        except InputError as exc:  # an attribute declared twice, two identifiers: name the file
+            raise exc.located(file=source) from None
         if not schema.quasi:
             raise InputError("no attribute has role 'quasi'", file=source, key="schema.attributes")
         return schema

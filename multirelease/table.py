@@ -47,7 +47,7 @@ class Table:
         frame = frame.copy()
         for col in frame.columns:
             if col not in schema:
-                raise InputError(f"unknown attribute '{col}'", file=source, key=key)
+                raise InputError(f"unknown attribute '{col}'", file=source, key=key or f"column {col}")
         ident = schema.identifier
         if ident is not None and ident in frame.columns:
             ids = frame[ident].map(_scalar)
@@ -70,7 +70,7 @@ class Table:
             if bad.any():
                 row = frame.index[bad.to_numpy()][0]
                 raise InputError(f"value '{frame[name][bad].iloc[0]}' of '{name}' is not in its hierarchy "
-                                 f"(record {row})", file=source, key=key)
+                                 f"(record {row})", file=source, key=key or f"column {name}")
         return cls(schema, frame)
 
     @classmethod
@@ -223,4 +223,6 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
     frame.columns = [c.strip() for c in frame.columns]
+    if not len(frame):
+        raise InputError("the data file holds no records", file=str(path))
     return Table.from_frame(schema, frame, source=str(path), key=None, first_id=first_id)

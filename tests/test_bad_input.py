@@ -148,7 +148,7 @@ def test_unknown_attribute_in_data_columns(capsys, tmp_path):
     doc = tiny_doc()
     doc["data"] = {"file": str(data)}
     scenario = write_yaml(tmp_path, doc)
-    run_bad(capsys, tmp_path, scenario, "people.csv", "height", "unknown attribute")
+    run_bad(capsys, tmp_path, scenario, "people.csv", "column height", "unknown attribute 'height'")
 
 
 def test_unknown_attribute_in_data_rows(capsys, tmp_path):
@@ -196,7 +196,7 @@ def test_data_value_not_in_hierarchy(capsys, tmp_path):
     doc = tiny_doc()
     doc["data"] = {"file": str(data)}
     scenario = write_yaml(tmp_path, doc)
-    run_bad(capsys, tmp_path, scenario, "people.csv", "country", "'Mars'", "not in its hierarchy")
+    run_bad(capsys, tmp_path, scenario, "people.csv", "column country", "'Mars'", "not in its hierarchy")
 
 
 def test_data_row_value_not_in_hierarchy(capsys, tmp_path):
@@ -385,7 +385,7 @@ def test_arx_hierarchy_with_a_label_naming_two_nodes(capsys, tmp_path):
     doc = tiny_doc()
     doc["schema"]["attributes"]["country"]["hierarchy"] = {"file": str(DATA / "arx_label_two_nodes.csv")}
     scenario = write_yaml(tmp_path, doc)
-    run_bad(capsys, tmp_path, scenario, "arx_label_two_nodes.csv", "line 4", "'Canada'", "names two nodes")
+    run_bad(capsys, tmp_path, scenario, "arx_label_two_nodes.csv", "line 3", "'West'", "names two nodes")
 
 
 def test_nested_hierarchy_with_a_leaf_twice(capsys, tmp_path):
@@ -417,6 +417,34 @@ def test_numeric_hierarchy_max_below_min(capsys, tmp_path):
     doc = tiny_doc()
     doc["schema"]["attributes"]["age"]["hierarchy"] = {"numeric": {"min": 60, "max": 20}}
     run_doc_bad(capsys, tmp_path, doc, "schema.attributes.age.hierarchy.numeric", "below min")
+
+
+@pytest.mark.parametrize("bands", [["x"], [2.5], [5, "10"]])
+def test_numeric_hierarchy_bands_not_integers(capsys, tmp_path, bands):
+    doc = tiny_doc()
+    doc["schema"]["attributes"]["age"]["hierarchy"] = {"numeric": {"min": 20, "max": 59, "bands": bands}}
+    run_doc_bad(capsys, tmp_path, doc, "schema.attributes.age.hierarchy.numeric", "band widths must be integers")
+
+
+def test_arx_hierarchy_not_utf8(capsys, tmp_path):
+    arx = tmp_path / "latin1.csv"
+    arx.write_bytes("Zürich;Europe;*\nUK;Europe;*\n".encode("latin-1"))
+    doc = tiny_doc()
+    doc["schema"]["attributes"]["country"]["hierarchy"] = {"file": str(arx)}
+    scenario = write_yaml(tmp_path, doc)
+    run_bad(capsys, tmp_path, scenario, "latin1.csv", "schema.attributes.country.hierarchy", "UTF-8")
+
+
+def test_two_identifiers(capsys, tmp_path):
+    doc = tiny_doc()
+    doc["schema"]["attributes"]["ssn"] = "identifier"
+    run_doc_bad(capsys, tmp_path, doc, "schema.attributes", "at most one attribute can be the identifier")
+
+
+def test_publisher_name_not_a_string(capsys, tmp_path):
+    doc = tiny_doc()
+    doc["releases"] = [{"publisher": ["mondrian"], "k": 2}]
+    run_doc_bad(capsys, tmp_path, doc, "releases[0].publisher", "unknown publisher")
 
 
 # ---------------------------------------------------------------------- dynamics
@@ -484,7 +512,7 @@ def certify_bad(capsys, tmp_path: Path, argv: list, *needles: str) -> str:
 
 def test_certify_with_a_missing_release_file(capsys, tmp_path):
     certify_bad(capsys, tmp_path, [SPEC, tmp_path / "release_9.csv", "--require", "linking.k >= 2"],
-                "release_9.csv", "not found")
+                "release_9.csv", "release 1", "not found")
 
 
 def test_certify_with_an_unparsable_require(capsys, tmp_path):
@@ -530,6 +558,28 @@ def test_unknown_command(capsys):
 
 def test_unknown_option(capsys, tmp_path):
     expect_bad(capsys, ["run", str(DATA / "tiny.yaml"), "--colour"], "--colour")
+
+
+def test_json_path_is_a_directory(capsys, tmp_path):
+    out = tmp_path / "out"
+    expect_bad(capsys, ["run", DATA / "tiny.yaml", "--json", tmp_path, "--out", out, "--quiet"],
+               str(tmp_path), "--json", "directory")
+    assert not out.exists()
+
+
+def test_out_is_a_file(capsys, tmp_path):
+    target = write_text(tmp_path, "taken", "")
+    report = tmp_path / "report.json"
+    expect_bad(capsys, ["run", DATA / "tiny.yaml", "--out", target, "--json", report, "--quiet"],
+               "taken", "--out", "not a directory")
+    assert not report.exists()
+    expect_bad(capsys, ["publish", DATA / "tiny.yaml", "--out", target], "taken", "--out")
+    assert target.read_text() == ""
+
+
+def test_certify_json_path_is_a_directory(capsys, tmp_path):
+    expect_bad(capsys, ["certify", SPEC, GOOD_RELEASE, "-r", "linking.k >= 2", "--json", tmp_path],
+               "--json", "directory")
 
 
 # ---------------------------------------------------------------------- through a real process
