@@ -290,6 +290,10 @@ class Hierarchy:
         root = _Node(ROOT_LABEL, kids)
         return cls._build(name, root, source=source, key=key)
 
+    def __repr__(self) -> str:
+        kind = "ordered " if self.ordered else ""
+        return f"Hierarchy({self.name!r}, {kind}{self.n_leaves} leaves, {self.n_nodes} nodes, height {self.height})"
+
     # ------------------------------------------------------------------ basic facts
     @property
     def n_leaves(self) -> int:
@@ -339,7 +343,7 @@ class Hierarchy:
         """Leaf codes of many raw values, vectorized through a pandas Categorical (raises on the first value
         that is not a leaf)."""
         s = normalize_values(values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object))
-        codes = pd.Categorical(s, categories=self._categories).codes
+        codes = self._categories.get_indexer(s)
         bad = codes < 0
         if bad.any():
             first = s.iloc[int(np.flatnonzero(bad)[0])]

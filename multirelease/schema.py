@@ -130,6 +130,9 @@ class Schema:
         if len(self.identifiers) > 1:
             raise InputError("at most one attribute can be the identifier", key="schema.attributes")
 
+    def __repr__(self) -> str:
+        return "Schema(" + ", ".join(f"{a.name}:{a.role}" for a in self.attributes) + ")"
+
     # ------------------------------------------------------------------ lookups
     def __getitem__(self, name: str) -> Attribute:
         try:

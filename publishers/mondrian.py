@@ -113,9 +113,9 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
             else:
                 h = attributes[j].hierarchy
                 node = covering_node(j, int(lo[j]), int(hi[j]))
-                if node not in child_lo:
-                    child_lo[node] = h.node_lo[list(h.children[node])]
-                bounds = child_lo[node]
+                if (j, node) not in child_lo:  # node ids are per hierarchy: key by attribute too
+                    child_lo[j, node] = h.node_lo[list(h.children[node])]
+                bounds = child_lo[j, node]
                 assign = np.searchsorted(bounds, col, side="right") - 1
                 n_parts = len(bounds)
             counts = np.zeros((n_parts, n_values), dtype=np.int64)

@@ -18,6 +18,7 @@ Release rows come in a random order; ``truth.person[i]`` is the identifier behin
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,28 +45,48 @@ SENSITIVE_LABELS = ("flu", "HIV", "cancer", "none", "NA", "gastritis")
 ATTRIBUTE_NAMES = ("age", "zip", "job", "marital-status", "sex", "native country", "city", "edu")
 
 
+# cached strategy objects: hypothesis validates every new strategy object on its first draw, which
+# dominates the cost of the many small draws below
+_BOOL = st.booleans()
+
+
+@functools.lru_cache(maxsize=4096)
+def _ints(lo: int, hi: int) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+def _pick(values) -> st.SearchStrategy:
+    return _pick_cached(tuple(values))
+
+
+@functools.lru_cache(maxsize=4096)
+def _pick_cached(values: tuple) -> st.SearchStrategy:
+    return st.sampled_from(values)
+
+
+
 # ---------------------------------------------------------------------- hierarchies
 def _tree(draw, leaves: Sequence[str], depth: int, max_depth: int, unary: bool, new_label, as_dict: bool) -> Any:
     """Children of a node at ``depth`` whose leaves (in order) are ``leaves``: a list or a mapping."""
     children: list[tuple[str, Any]] = []  # (label, body); body None for a leaf
     can_nest = depth + 2 <= max_depth
-    if not can_nest or (len(leaves) == 1 and not unary) or not draw(st.booleans()):
+    if not can_nest or (len(leaves) == 1 and not unary) or not draw(_BOOL):
         children = [(x, None) for x in leaves]
     else:
         n = len(leaves)
-        k = draw(st.integers(1 if unary else 2, max(1 if unary else 2, min(4, n))))
-        cuts = sorted(draw(st.lists(st.integers(1, n - 1), unique=True, min_size=k - 1, max_size=k - 1))) \
+        k = draw(_ints(1 if unary else 2, max(1 if unary else 2, min(4, n))))
+        cuts = sorted(draw(st.lists(_ints(1, n - 1), unique=True, min_size=k - 1, max_size=k - 1))) \
             if n > 1 else []
         groups = [list(leaves[a:b]) for a, b in zip([0] + cuts, cuts + [n])]
         for g in groups:
-            if (len(g) > 1 or unary) and draw(st.booleans()) or (len(groups) == 1):
+            if len(groups) == 1 or ((len(g) > 1 or unary) and draw(_BOOL)):
                 label = new_label(g)
                 children.append((label, _tree(draw, g, depth + 1, max_depth, unary, new_label,
-                                              draw(st.booleans()))))
+                                              draw(_BOOL))))
             else:
                 children.extend((x, None) for x in g)
     if as_dict:
-        return {lab: ([] if body is None and draw(st.booleans()) else body) for lab, body in children}
+        return {lab: ([] if body is None and draw(_BOOL) else body) for lab, body in children}
     return [lab if body is None else {lab: body} for lab, body in children]
 
 
@@ -80,16 +101,16 @@ def hierarchy_specs(draw, *, min_leaves: int = 2, max_leaves: int = 12, max_dept
     single-key mapping (named root) vs. an anonymous ``*`` root (drawn when ``None``).
     """
     if leaf_labels is None:
-        n = draw(st.integers(min_leaves, max_leaves))
+        n = draw(_ints(min_leaves, max_leaves))
         pool = [f"v{i}" for i in range(n)] + list(SPECIAL_LABELS)
-        leaf_labels = draw(st.lists(st.sampled_from(pool), unique=True, min_size=n, max_size=n))
+        leaf_labels = draw(st.lists(_pick(pool), unique=True, min_size=n, max_size=n))
     counter = iter(range(10_000))
 
     def new_label(group):
         return f"g{next(counter)}"
 
-    named = draw(st.booleans()) if named_root is None else named_root
-    body = _tree(draw, list(leaf_labels), 0, max(1, max_depth), unary, new_label, draw(st.booleans()))
+    named = draw(_BOOL) if named_root is None else named_root
+    body = _tree(draw, list(leaf_labels), 0, max(1, max_depth), unary, new_label, draw(_BOOL))
     if named:
         return {"top": body}
     if isinstance(body, dict) and len(body) == 1:  # a one-key mapping would name the root
@@ -131,14 +152,14 @@ def hierarchies(draw, name: str = "h", *, min_leaves: int = 2, max_leaves: int =
 def numeric_hierarchies(draw, name: str = "n", *, min_leaves: int = 1, max_leaves: int = 12) -> Hierarchy:
     """:meth:`Hierarchy.numeric` over ``min..max`` (possibly negative), with 0-2 nested bands whose widths
     each divide the next (the last band may be partial)."""
-    lo = draw(st.integers(-10, 60))
-    size = draw(st.integers(min_leaves, max_leaves))
-    n_bands = draw(st.integers(0, 2))
+    lo = draw(_ints(-10, 60))
+    size = draw(_ints(min_leaves, max_leaves))
+    n_bands = draw(_ints(0, 2))
     bands: list[int] = []
     if n_bands:
-        bands.append(draw(st.integers(1, 5)))
+        bands.append(draw(_ints(1, 5)))
         for _ in range(n_bands - 1):
-            bands.append(bands[-1] * draw(st.integers(2, 3)))
+            bands.append(bands[-1] * draw(_ints(2, 3)))
     return Hierarchy.numeric(name, lo, lo + size - 1, bands)
 
 
@@ -147,9 +168,9 @@ def ordered_hierarchies(draw, name: str = "o", *, min_leaves: int = 2, max_leave
                         max_depth: int = 3) -> Hierarchy:
     """A taxonomy over ascending numbers with gaps (``3, 4, 9, 15``...): :attr:`Hierarchy.ordered` is true,
     so intervals ``[a,b]`` are values besides its nodes (named ``[a,b]`` after their leaves, or ``r<i>``)."""
-    n = draw(st.integers(min_leaves, max_leaves))
-    start = draw(st.integers(-20, 50))
-    gaps = draw(st.lists(st.integers(1, 4), min_size=n - 1, max_size=n - 1))
+    n = draw(_ints(min_leaves, max_leaves))
+    start = draw(_ints(-20, 50))
+    gaps = draw(st.lists(_ints(1, 4), min_size=n - 1, max_size=n - 1))
     values = np.cumsum([start] + gaps).tolist()
     leaves = [str(v) for v in values]
     used: set[str] = set()
@@ -157,12 +178,12 @@ def ordered_hierarchies(draw, name: str = "o", *, min_leaves: int = 2, max_leave
 
     def new_label(group):
         lab = f"[{group[0]},{group[-1]}]"
-        if lab in used or len(group) == 1 or draw(st.booleans()):
+        if lab in used or len(group) == 1 or draw(_BOOL):
             lab = f"r{next(counter)}"
         used.add(lab)
         return lab
 
-    body = _tree(draw, leaves, 0, max(1, max_depth), True, new_label, draw(st.booleans()))
+    body = _tree(draw, leaves, 0, max(1, max_depth), True, new_label, draw(_BOOL))
     if isinstance(body, dict) and len(body) == 1:
         body = [body]
     h = Hierarchy.from_nested(name, body)
@@ -190,11 +211,11 @@ def schemas(draw, *, min_quasi: int = 1, max_quasi: int = 4, subsets: bool = Tru
     ``identifier=None`` draws whether there is an ``id`` column.
     """
     models = tuple(models) if models is not None else ("hierarchy", "interval") + (("subsets",) if subsets else ())
-    q = draw(st.integers(min_quasi, max_quasi))
-    names = draw(st.lists(st.sampled_from(ATTRIBUTE_NAMES), unique=True, min_size=q, max_size=q))
+    q = draw(_ints(min_quasi, max_quasi))
+    names = draw(st.lists(_pick(ATTRIBUTE_NAMES), unique=True, min_size=q, max_size=q))
     attrs = []
     for name in names:
-        model = draw(st.sampled_from(models))
+        model = draw(_pick(models))
         if model == "hierarchy":
             h = draw(st.one_of(hierarchies(name, max_leaves=max_leaves),
                                numeric_hierarchies(name, max_leaves=max_leaves)))
@@ -204,10 +225,10 @@ def schemas(draw, *, min_quasi: int = 1, max_quasi: int = 4, subsets: bool = Tru
         else:
             h = draw(any_hierarchies(name, max_leaves=min(max_leaves, 64)))
         attrs.append(Attribute(name, "quasi", h, model))
-    n_sens = draw(st.integers(min_sensitive, max_sensitive))
-    sens_values = draw(st.lists(st.sampled_from(SENSITIVE_LABELS), unique=True, min_size=n_sens, max_size=n_sens))
+    n_sens = draw(_ints(min_sensitive, max_sensitive))
+    sens_values = draw(st.lists(_pick(SENSITIVE_LABELS), unique=True, min_size=n_sens, max_size=n_sens))
     attrs.append(Attribute("disease", "sensitive", Hierarchy.from_nested("disease", sens_values)))
-    if identifier if identifier is not None else draw(st.booleans()):
+    if identifier if identifier is not None else draw(_BOOL):
         attrs.append(Attribute("id", "identifier"))
     order = draw(st.permutations(range(len(attrs))))
     return Schema(tuple(attrs[i] for i in order))
@@ -220,16 +241,16 @@ def raw_tables(draw, schema: Schema, min_size: int = 1, max_size: int = 30) -> T
     With an identifier attribute, ids are distinct non-consecutive numbers as text; without, the table's
     row numbers from 1.  Values are skewed towards a few leaves so that equal QI tuples occur.
     """
-    n = draw(st.integers(min_size, max_size))
+    n = draw(_ints(min_size, max_size))
     data: dict[str, list[str]] = {}
     for a in schema.attributes:
         if a.role == "identifier":
-            ids = draw(st.lists(st.integers(0, 999), unique=True, min_size=n, max_size=n))
+            ids = draw(st.lists(_ints(0, 999), unique=True, min_size=n, max_size=n))
             data[a.name] = [str(i) for i in ids]
             continue
         leaves = a.hierarchy.leaves
-        few = draw(st.lists(st.sampled_from(leaves), min_size=1, max_size=3, unique=True))
-        pool = st.sampled_from(few) if draw(st.booleans()) else st.sampled_from(leaves)
+        few = draw(st.lists(_pick(leaves), min_size=1, max_size=3, unique=True))
+        pool = _pick(few) if draw(_BOOL) else _pick(leaves)
         data[a.name] = draw(st.lists(pool, min_size=n, max_size=n))
     frame = pd.DataFrame(data, dtype=object, columns=list(schema.names))
     return Table.from_frame(schema, frame)
@@ -248,9 +269,9 @@ def _published(draw, schema: Schema, vertical: bool) -> tuple[str, ...]:
     pub = schema.published
     if not vertical:
         return pub
-    keep = draw(st.lists(st.sampled_from(pub), unique=True, min_size=1, max_size=len(pub)))
+    keep = draw(st.lists(_pick(pub), unique=True, min_size=1, max_size=len(pub)))
     if not any(schema[n].is_quasi for n in keep):
-        keep.append(draw(st.sampled_from(schema.quasi)))
+        keep.append(draw(_pick(schema.quasi)))
     return schema.restrict(keep)
 
 
@@ -288,7 +309,7 @@ def _random_cut(draw, h: Hierarchy) -> list[int]:
     stack = [0]
     while stack:
         j = stack.pop()
-        if h.is_leaf_node(j) or draw(st.booleans()):
+        if h.is_leaf_node(j) or draw(_BOOL):
             cut.append(j)
         else:
             stack.extend(reversed(h.children[j]))
@@ -345,17 +366,17 @@ def local_recodings(draw, table: Table, *, vertical: bool = False, shuffle: bool
         for c in (table.qi_codes[rows, all_q.index(name)] if n else []):
             c = int(c)
             if a.generalization == "hierarchy":
-                depth = draw(st.integers(0, h.height))
+                depth = draw(_ints(0, h.height))
                 node = h.node_at_or_above(c, h.height - depth)
                 lo[len(col), j], hi[len(col), j] = h.node_lo[node], h.node_hi[node]
                 col.append(0)
             elif a.generalization == "interval":
-                left = draw(st.integers(0, c))
-                right = draw(st.integers(0, h.n_leaves - 1 - c))
+                left = draw(_ints(0, c))
+                right = draw(_ints(0, h.n_leaves - 1 - c))
                 lo[len(col), j], hi[len(col), j] = c - left, c + right
                 col.append(0)
             else:
-                extra = draw(st.integers(0, (1 << h.n_leaves) - 1))
+                extra = draw(_ints(0, (1 << h.n_leaves) - 1))
                 m = extra | (1 << c)
                 bits = [b for b in range(h.n_leaves) if m >> b & 1]
                 lo[len(col), j], hi[len(col), j] = bits[0], bits[-1]
@@ -397,12 +418,12 @@ def mondrian_regions(draw, table: Table, *, vertical: bool = False, shuffle: boo
         if dim[0] == "iv":
             if dim[1] == dim[2]:
                 return None
-            s = draw(st.integers(dim[1], dim[2] - 1))
+            s = draw(_ints(dim[1], dim[2] - 1))
             return [("iv", dim[1], s), ("iv", s + 1, dim[2])]
         bits = [b for b in range(h.n_leaves) if dim[1] >> b & 1]
         if len(bits) < 2:
             return None
-        part = draw(st.lists(st.sampled_from(bits), unique=True, min_size=1, max_size=len(bits) - 1))
+        part = draw(st.lists(_pick(bits), unique=True, min_size=1, max_size=len(bits) - 1))
         m = _mask(part)
         return [("set", m), ("set", dim[1] & ~m)]
 
@@ -410,10 +431,10 @@ def mondrian_regions(draw, table: Table, *, vertical: bool = False, shuffle: boo
     final = []
     while boxes:
         box = boxes.pop()
-        if len(final) + len(boxes) + 1 >= max_boxes or not draw(st.booleans()):
+        if len(final) + len(boxes) + 1 >= max_boxes or not draw(_BOOL):
             final.append(box)
             continue
-        j = draw(st.integers(0, len(qattrs) - 1)) if qattrs else None
+        j = draw(_ints(0, len(qattrs) - 1)) if qattrs else None
         parts = split(qattrs[j], box[j]) if j is not None else None
         if not parts:
             final.append(box)
@@ -442,7 +463,7 @@ def mondrian_regions(draw, table: Table, *, vertical: bool = False, shuffle: boo
         members = np.flatnonzero(box_of == b)
         if not len(members):
             continue
-        closure = draw(st.booleans())
+        closure = draw(_BOOL)
         for j, (a, d) in enumerate(zip(qattrs, box)):
             h = a.hierarchy
             col = codes[members, j]
@@ -516,23 +537,23 @@ def update_streams(draw, table: Table, n_releases: int = 3, *, max_insert: int =
     changes = []
     for _ in range(n_releases):
         room = len(current) - (1 if keep_nonempty else 0)
-        delete = draw(st.lists(st.sampled_from(current), unique=True, max_size=max(0, min(max_delete, room)))) \
+        delete = draw(st.lists(_pick(current), unique=True, max_size=max(0, min(max_delete, room)))) \
             if room > 0 else []
         alive = [i for i in current if i not in set(delete)]
         update: dict[str, dict[str, str]] = {}
         if alive:
-            for rid in draw(st.lists(st.sampled_from(alive), unique=True, max_size=max_update)):
-                names = draw(st.lists(st.sampled_from(cols), unique=True, min_size=1, max_size=len(cols)))
-                update[rid] = {a: draw(st.sampled_from(schema[a].hierarchy.leaves)) for a in names}
-        n_ins = draw(st.integers(0, max_insert))
+            for rid in draw(st.lists(_pick(alive), unique=True, max_size=max_update)):
+                names = draw(st.lists(_pick(cols), unique=True, min_size=1, max_size=len(cols)))
+                update[rid] = {a: draw(_pick(schema[a].hierarchy.leaves)) for a in names}
+        n_ins = draw(_ints(0, max_insert))
         ids = []
         for _ in range(n_ins):
             ids.append(str(next_id))
-            next_id += draw(st.integers(1, 3))
+            next_id += draw(_ints(1, 3))
         seen.update(ids)
         insert = None
         if ids:
-            data = {a: [draw(st.sampled_from(schema[a].hierarchy.leaves)) for _ in ids] for a in cols}
+            data = {a: [draw(_pick(schema[a].hierarchy.leaves)) for _ in ids] for a in cols}
             insert = pd.DataFrame(data, index=pd.Index(ids, name=schema.identifier or "id"), dtype=object)
         changes.append(Change(insert=insert, delete=tuple(delete), update=update))
         current = alive + ids

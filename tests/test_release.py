@@ -3,7 +3,6 @@ closure and equivalence classes, each against a brute force on the published lab
 from __future__ import annotations
 
 import tempfile
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,11 @@ def tables_and_releases(draw, **kw):
 
 
 @given(tables_and_releases())
-def test_csv_round_trip(args):
+def test_csv_round_trip_text_cells_and_classes(args):
+    """One drawn release, three checks: (1) written with write_release_csv and read back, lo / hi / masks /
+    sensitive / classes are identical; (2) the text of every cell covers exactly the leaves of its code
+    range (or mask); (3) without a group column, classes are the groups of identical QI text rows,
+    numbered in order of first appearance."""
     table, release, truth = args
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "release.csv"
@@ -51,11 +54,6 @@ def test_csv_round_trip(args):
     np.testing.assert_array_equal(back.classes, release.classes)
     np.testing.assert_array_equal(back.class_sizes, release.class_sizes)
 
-
-@given(tables_and_releases())
-def test_text_cells_cover_the_code_ranges(args):
-    """The label of every cell covers exactly the leaves of its code range (or its mask)."""
-    table, release, truth = args
     sets = _cell_sets(release)
     for i in range(len(release)):
         for j, name in enumerate(release.quasi):
@@ -66,45 +64,50 @@ def test_text_cells_cover_the_code_ranges(args):
                 expected = frozenset(h.leaves[release.lo[i, j]:release.hi[i, j] + 1])
             assert sets[i][j] == expected
 
+    assert release.group is None
+    labels = release.qi_labels()
+    keys = [tuple(labels.iloc[i]) for i in range(len(release))]
+    first: dict[tuple, int] = {}
+    expected_classes = [first.setdefault(k, len(first)) for k in keys]
+    assert release.classes.tolist() == expected_classes
+    assert release.n_classes == len(first)
+    for c, rows in enumerate(release.class_rows()):
+        assert all(release.classes[r] == c for r in rows)
 
-@given(tables_and_releases())
-def test_contains_points_against_labels(args):
-    table, release, truth = args
+
+def check_contains_points(table, release, truth) -> None:
+    """``contains_points`` equals the brute force on labels; every row contains its own person's point."""
     quasi = list(table.schema.quasi)
     points = table.qi_codes[:, [quasi.index(n) for n in release.quasi]]
     got = release.contains_points(points)
+    assert got.shape == (len(release), len(table))
     sets = _cell_sets(release)
-    raw = table.frame
+    raw = table.frame[list(release.quasi)].to_numpy(dtype=object)
+    q = len(release.quasi)
     for i in range(len(release)):
-        for p, pid in enumerate(table.ids):
-            expected = all(raw.at[pid, name] in sets[i][j] for j, name in enumerate(release.quasi))
-            assert got[i, p] == expected
-    # every row contains the raw point of the person behind it
+        for p in range(len(table)):
+            assert got[i, p] == all(raw[p, j] in sets[i][j] for j in range(q)), (i, p)
     row_of = {pid: k for k, pid in enumerate(table.ids)}
     own = np.array([row_of[pid] for pid in truth.person], dtype=np.int64)
     assert got[np.arange(len(release)), own].all()
 
 
-@given(st.data())
-def test_comparable_rows_symmetric_and_brute_force(data):
-    schema, table = data.draw(schemas_and_tables(max_size=12))
-    r1, _ = data.draw(generalized_releases(table, vertical=data.draw(st.booleans())))
-    r2, _ = data.draw(generalized_releases(table, vertical=data.draw(st.booleans())))
+def check_comparable_rows(r1, r2) -> None:
+    """``comparable_rows`` is symmetric and equals "the leaf sets intersect on every common QI"."""
     got = r1.comparable_rows(r2)
     np.testing.assert_array_equal(got, r2.comparable_rows(r1).T)
     s1, s2 = _cell_sets(r1), _cell_sets(r2)
-    common = [n for n in r1.quasi if n in r2.quasi]
+    q1, q2 = r1.quasi, r2.quasi
+    common = [(q1.index(n), q2.index(n)) for n in q1 if n in q2]
     for i in range(len(r1)):
         for k in range(len(r2)):
-            expected = all(s1[i][r1.quasi.index(n)] & s2[k][r2.quasi.index(n)] for n in common)
-            assert got[i, k] == expected
+            assert got[i, k] == all(s1[i][a] & s2[k][b] for a, b in common), (i, k)
 
 
-@given(st.data())
-def test_closure_contains_every_row_and_is_minimal(data):
-    schema, table = data.draw(schemas_and_tables(max_size=12))
-    release, _ = data.draw(generalized_releases(table, vertical=data.draw(st.booleans())))
-    rows = data.draw(st.lists(st.integers(0, len(release) - 1), min_size=1, max_size=len(release), unique=True))
+def check_closure(release, rows) -> None:
+    """``closure_of(rows)`` contains every row and is the smallest value of each attribute's model that
+    does: brute force over all hierarchy nodes (``hierarchy``), the hull (``interval``), the union
+    (``subsets``)."""
     lo, hi, masks = release.closure_of(rows)
     sets = _cell_sets(release)
     for j, name in enumerate(release.quasi):
@@ -118,35 +121,31 @@ def test_closure_contains_every_row_and_is_minimal(data):
         elif a.generalization == "interval":
             assert (lo[j], hi[j]) == (codes[0], codes[-1])
         else:
-            # the smallest hierarchy node whose leaves include the union (brute force over all nodes)
-            cands = [x for x in range(h.n_nodes)
-                     if all(h.node_lo[x] <= c <= h.node_hi[x] for c in codes)]
+            cands = [x for x in range(h.n_nodes) if all(h.node_lo[x] <= c <= h.node_hi[x] for c in codes)]
             best = min(cands, key=lambda x: h.node_hi[x] - h.node_lo[x])
             assert (lo[j], hi[j]) == (h.node_lo[best], h.node_hi[best])
             assert h.is_node_range(lo[j], hi[j])
-        # contains every row's value
         assert all(lo[j] <= release.lo[r, j] and release.hi[r, j] <= hi[j] for r in rows)
 
 
-@given(tables_and_releases())
-def test_classes_group_identical_text_rows(args):
-    table, release, truth = args
-    assert release.group is None
-    labels = release.qi_labels()
-    keys = [tuple(labels.iloc[i]) for i in range(len(release))]
-    first: dict[tuple, int] = {}
-    expected = [first.setdefault(k, len(first)) for k in keys]
-    assert release.classes.tolist() == expected
-    assert release.n_classes == len(first)
-    assert sum(release.class_sizes) == len(release)
-    for c, rows in enumerate(release.class_rows()):
-        assert all(release.classes[r] == c for r in rows)
+@given(st.data())
+def test_relations_against_labels(data):
+    """Two releases of one table (any of the three kinds, maybe vertical subsets): containment of raw
+    points, comparability of rows across the releases, and the closure of a random set of rows, each
+    against a brute force on the published text."""
+    schema, table = data.draw(schemas_and_tables(max_size=15))
+    r1, t1 = data.draw(generalized_releases(table, vertical=data.draw(st.booleans())))
+    r2, _ = data.draw(generalized_releases(table, vertical=data.draw(st.booleans())))
+    check_contains_points(table, r1, t1)
+    check_comparable_rows(r1, r2)
+    rows = data.draw(st.lists(st.integers(0, len(r1) - 1), min_size=1, max_size=len(r1), unique=True))
+    check_closure(r1, rows)
 
 
 @given(st.data())
-def test_mondrian_regions_are_a_strict_partition(data):
-    """The strategy's own promise, relied on by later tests: classes of distinct boxes never overlap, and
-    the published group column (when present) gives the same classes as identical regions."""
+def test_strategy_promises(data):
+    """What later tests rely on: mondrian_regions classes of distinct boxes never overlap, and its group
+    column gives the same classes as identical regions; a cut release publishes a raw value one way."""
     schema, table = data.draw(schemas_and_tables(max_size=20))
     release, truth = data.draw(mondrian_regions(table, with_group=True))
     plain = Release(schema=release.schema, attributes=release.attributes, lo=release.lo, hi=release.hi,
@@ -156,11 +155,6 @@ def test_mondrian_regions_are_a_strict_partition(data):
     comp = release.comparable_rows(release, np.array(reps), np.array(reps))
     assert not (comp & ~np.eye(len(reps), dtype=bool)).any()
 
-
-@given(st.data())
-def test_cut_release_is_global(data):
-    """In a cut release, a raw value is always published the same way."""
-    schema, table = data.draw(schemas_and_tables())
     release, truth = data.draw(cut_releases(table))
     quasi = list(schema.quasi)
     pos = {pid: k for k, pid in enumerate(table.ids)}
