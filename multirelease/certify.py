@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import InputError
-from .expect import Expectation, parse_expectation
+from .expect import EXIT_CODES, Expectation, parse_expectation, verdict_of
 from .scenario import judge, load_scenario_document, validate_expectation
 
 __all__ = ["Certification", "certify"]
@@ -27,16 +27,11 @@ class Certification:
 
     @property
     def verdict(self) -> str:
-        holds = [h for _, _, h in self.judged]
-        if any(h is False for h in holds):
-            return "fail"
-        if any(h is None for h in holds):
-            return "unknown"
-        return "pass"
+        return verdict_of(self.judged)
 
     @property
     def exit_code(self) -> int:
-        return {"pass": 0, "fail": 1, "unknown": 3}[self.verdict]
+        return EXIT_CODES[self.verdict]
 
     def to_json(self) -> dict:
         from .report import _clean

@@ -23,7 +23,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 out_console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
-EXIT = {"pass": 0, "fail": 1, "unknown": 3}
+from .expect import EXIT_CODES as EXIT
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from .errors import InputError
 
-__all__ = ["Expectation", "parse_expectation", "OPS"]
+__all__ = ["Expectation", "parse_expectation", "verdict_of", "OPS", "EXIT_CODES"]
 
 OPS = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt,
        ">": operator.gt}
@@ -91,3 +91,20 @@ def parse_expectation(text: object, *, file: str | None = None, key: str | None 
         number = float(num)
     return Expectation(text=text.strip(), subject=subject, index=index, metric=m.group("metric"), op=m.group("op"),
                        number=number)
+
+
+#: exit codes of the contract for each verdict
+EXIT_CODES = {"pass": 0, "fail": 1, "unknown": 3}
+
+
+def verdict_of(judged) -> str:
+    """``fail`` if any judged expectation fails, else ``unknown`` if any is unsettled, else ``pass``.
+
+    ``judged`` holds ``(expectation, value, holds)`` triples with ``holds`` in ``True / False / None``.
+    """
+    holds = [h for _, _, h in judged]
+    if any(h is False for h in holds):
+        return "fail"
+    if any(h is None for h in holds):
+        return "unknown"
+    return "pass"

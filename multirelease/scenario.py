@@ -17,7 +17,7 @@ import pandas as pd
 import yaml
 
 from .errors import InputError
-from .expect import Expectation, parse_expectation
+from .expect import Expectation, parse_expectation, verdict_of
 from .release import Release, ReleaseTruth, counterfeits_from_frame, read_release_csv, release_from_frame
 from .schema import Schema
 from .sequence import Adversary, ReleaseSequence
@@ -294,12 +294,7 @@ class ScenarioRun:
 
     @property
     def verdict(self) -> str:
-        holds = [h for _, _, h in self.judged]
-        if any(h is False for h in holds):
-            return "fail"
-        if any(h is None for h in holds):
-            return "unknown"
-        return "pass"
+        return verdict_of(self.judged)
 
 
 Step = Callable[[str, int, int], None]
