@@ -45,6 +45,15 @@ class AttackResult:
         v = float(self.summary[metric])
         return v, v
 
+    def witness(self, metric: str) -> Any:
+        """The witness of one metric: ``worst[metric]`` when the attack keys its witnesses by metric (or by
+        the metric's stem, ``l`` for ``l_distinct``), else the whole ``worst``."""
+        worst = dict(self.worst)
+        for key in (metric, metric.split("_")[0]):
+            if key in worst and isinstance(worst[key], Mapping):
+                return worst[key]
+        return worst
+
     def to_json(self) -> dict:
         out = {"summary": {k: _num(v) for k, v in self.summary.items()}, "exact": bool(self.exact),
                "worst": dict(self.worst), "targets": list(self.targets)}
@@ -95,6 +104,10 @@ class AttackBase:
 
     def applies(self, view: SequenceView) -> bool:
         return len(view.releases) > 0
+
+    def default_requirements(self) -> list[str]:
+        """Requirements ``certify`` judges when none are given (``'<attack>.<metric> <op> <number>'``)."""
+        return []
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in sorted(self.config.items()))

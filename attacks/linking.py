@@ -142,6 +142,19 @@ class Linking(AttackBase):
     defaults = {"l_kind": "distinct"}
     metrics = ("k", "l_distinct", "l_entropy", "alpha", "prosecutor_max", "prosecutor_avg", "violations")
 
+    def default_requirements(self) -> list[str]:
+        """What ``certify`` checks when no requirement is given: the bounds of this attack's parameters."""
+        c = self.config
+        out = []
+        if "k" in c:
+            out.append(f"linking.k >= {c['k']}")
+        if "l" in c:
+            metric = "l_entropy" if c["l_kind"] == "entropy" else "l_distinct"
+            out.append(f"linking.{metric} >= {c['l']:g}")
+        if "alpha" in c:
+            out.append(f"linking.alpha <= {c['alpha']:g}")
+        return out
+
     @property
     def principle(self) -> Principle | None:
         """The principle the ``violations`` count checks, or ``None`` when no bound was given."""

@@ -41,7 +41,7 @@ class Certification:
             item = {"require": e.text, "value": value, "holds": holds,
                     "exact": bool(self.results[e.subject].exact) if e.subject in self.results else True}
             if holds is False and e.subject in self.results:
-                item["witness"] = dict(self.results[e.subject].worst)
+                item["witness"] = self.results[e.subject].witness(e.metric)
             reqs.append(item)
         return _clean({"scenario": self.scenario.name, "releases": [
             {"index": i, "records": len(r), "classes": r.n_classes} for i, r in enumerate(self.view.releases, 1)],
