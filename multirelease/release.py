@@ -323,9 +323,12 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     group = None
     if "group" in frame.columns:
         try:
-            group = pd.to_numeric(frame["group"], downcast=None).to_numpy().astype(np.int64)
+            numbers = pd.to_numeric(frame["group"], downcast=None).to_numpy(dtype=np.float64)
         except (ValueError, TypeError):
-            raise InputError("group ids must be integers", file=source, key="column group") from None
+            numbers = np.array([np.nan])
+        if np.isnan(numbers).any() or (numbers != np.round(numbers)).any():
+            raise InputError("group ids must be integers", file=source, key="column group")
+        group = numbers.astype(np.int64)
     uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
     return Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
                    other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None)

@@ -623,3 +623,14 @@ def test_process_malformed_release_during_certify(tmp_path):
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip("\n").splitlines()
     assert len(lines) == 1 and "release_1.csv" in lines[0] and "'Asia'" in lines[0], proc.stderr
+
+
+def test_release_group_ids_must_be_integers(tmp_path, capsys):
+    bad = tmp_path / "release.csv"
+    bad.write_text('group,age,country,disease\n1.5,"[20,29]",Europe,flu\n', encoding="utf-8")
+    from multirelease.cli import main
+
+    code = main(["certify", str(Path(__file__).parent / "data" / "tiny_spec.yaml"), str(bad), "-r", "linking.k >= 2"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "release.csv" in err[0] and "column group" in err[0] and "integers" in err[0]
