@@ -4,10 +4,12 @@
 tests all read it.
 """
 from .base import Attack, AttackBase, AttackResult, Progress
+from .correspondence import Correspondence
 from .linking import Linking
 
 ATTACKS: dict[str, type[AttackBase]] = {
     Linking.name: Linking,
+    Correspondence.name: Correspondence,
 }
 
-__all__ = ["ATTACKS", "Attack", "AttackBase", "AttackResult", "Progress", "Linking"]
+__all__ = ["ATTACKS", "Attack", "AttackBase", "AttackResult", "Progress", "Linking", "Correspondence"]

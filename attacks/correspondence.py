@@ -1,0 +1,548 @@
+"""Correspondence attacks on continuous data publishing (Fung, Wang, Fu, Pei, EDBT 2008), computed exactly.
+
+Release ``R_i`` publishes all records collected up to ``T_i``; the adversary knows the *correspondence*:
+every record of ``R_i`` reappears in every later release (section 3.1; ``adversary: {correspondence:
+true}``).  Cross-examining the releases, it *cracks* records of a target's equivalence class - shows that
+they cannot be the target's record under any *generator* (any underlying data consistent with all
+releases) - in three ways (Table 3):
+
+* **F-attack** (Definition 3.1): target at ``T1``, cracking ``R1``: records whose instantiation cannot match
+  the target's QID;
+* **C-attack** (Definition 3.3): target at ``T1``, cracking ``R2``: records that cannot both match its QID
+  and have timestamp ``T1``;
+* **B-attack** (Definition 3.5): target at ``T2``, cracking ``R2``: records that must have timestamp ``T1``.
+
+``FA``, ``CA``, ``BA`` (Definitions 3.2, 3.4, 3.6) are the smallest class sizes left after cracking, over
+all classes and targets.  With ``n > 2`` releases a target at ``T_t`` is cracked in ``R_t`` (F when ``t < n``,
+B when ``t >= 2``; for ``1 < t < n`` the one exact number is both, as the composition "B then F" of
+section 7.1 is) and in every later ``R_j`` (C; it includes the composition "B then C").
+
+How the numbers are computed (``method: exact``, the default): crack sizes come straight from the
+definitions - a minimum over *all* generators - by the engines of :mod:`solver`: min-cost flows over the
+group-aggregated buddy graph for two releases (:mod:`solver.flows`), CP-SAT models of buddy chains for more
+(:mod:`solver.generators`).  They hold for any generalization: cuts, local recoding, Mondrian regions,
+overlapping classes ("comparable" is then a non-empty intersection of regions).  ``method: closed_form``
+uses Theorems 4.2 - 4.4 and the micro attacks / compositions of section 7.1
+(:mod:`attacks.correspondence_closed`); it needs cut generalization and is exact only for two releases.
+
+Targets
+-------
+* ``targets:`` parameter - a list of ``{qid: {attribute: leaf value, ...}, timestamp: i}``: those targets
+  only.  Their crack sums appear in the summary as ``F_<n>``, ``C_<n>``, ``B_<n>`` (``n`` the 1-based
+  position in the list; only the attacks the timestamp allows: F and C for ``timestamp < n_releases``, B
+  for ``timestamp >= 2``) and the crack size of each group as ``F_<n>_<value>`` (the sensitive value with
+  every non-word character replaced by ``_``).  For ``C`` over several later releases the worst release
+  is reported.
+* otherwise, with a population (snapshots with the individuals' QIs): every distinct raw QI tuple with its
+  timestamp (the first release whose snapshot holds the individual) - the certification case;
+* otherwise every target the published regions allow: one per distinct *signature* (the set of published
+  regions containing the point, :func:`solver.regions.atoms`) and timestamp.
+
+Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of target rows), ``cracked`` (targets with a positive
+crack in some attack), ``violations`` (rows below ``k`` when ``k`` is given) and the per-target names
+above.  ``worst`` holds, for each attack, the target and class attaining the minimum with a *generator*
+realizing its crack sizes (buddy pairs per group with counts and instantiation points).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from multirelease.errors import InputError
+from multirelease.params import Anything, Boolean, Interval, Options
+from multirelease.release import Release
+from multirelease.sequence import SequenceView
+
+from .base import AttackBase, AttackResult, Progress
+
+__all__ = ["Correspondence", "is_cut"]
+
+FAMILIES = ("F", "C", "B")
+
+
+class _MetricNames(tuple):
+    """The fixed metric names, plus the per-target names ``F_<n>``, ``C_<n>``, ``B_<n>`` and
+    ``F_<n>_<value>`` (whose values depend on the data, so they are matched by pattern)."""
+
+    _PATTERN = re.compile(r"^[FCB]_\d+(_\w+)?$")
+
+    def __contains__(self, item: object) -> bool:
+        return tuple.__contains__(self, item) or bool(self._PATTERN.match(str(item)))
+
+
+def _safe(value: str) -> str:
+    return re.sub(r"\W", "_", str(value))
+
+
+@dataclass
+class _Target:
+    point: tuple[int, ...]
+    leaves: tuple[tuple[int, ...], ...]
+    t: int
+    signature: tuple
+    given: int | None = None  # 1-based position in the ``targets`` parameter
+    people: int = 0  # individuals of the population behind this target
+
+
+def is_cut(release: Release) -> bool:
+    """Is the release a global recoding by a cut of every taxonomy (section 3): every published QI value a
+    hierarchy node, the values of one attribute pairwise disjoint, and classes of identical records?"""
+    for j, a in enumerate(release.qi_attributes):
+        pairs = np.unique(np.column_stack([release.lo[:, j], release.hi[:, j]]), axis=0)
+        h = a.hierarchy
+        for lo, hi in pairs:
+            if lo != hi and not h.is_node_range(int(lo), int(hi)):
+                return False
+        if a.name in release.masks:
+            full = np.array([((1 << (int(hi) - int(lo) + 1)) - 1) << int(lo) for lo, hi in
+                             zip(release.lo[:, j], release.hi[:, j])], dtype=object)
+            if any(int(m) != int(f) for m, f in zip(release.masks[a.name], full)):
+                return False
+        order = np.argsort(pairs[:, 0], kind="stable")
+        p = pairs[order]
+        if len(p) > 1 and np.any(p[1:, 0] <= p[:-1, 1]):
+            return False
+    if release.group is not None:
+        key = np.column_stack([release.lo, release.hi])
+        for c in range(release.n_classes):
+            rows = key[release.classes == c]
+            if len(rows) and np.any(rows != rows[0]):
+                return False
+    return True
+
+
+class Correspondence(AttackBase):
+    """F-, C- and B-attacks (and their n-release extensions) with exact crack sizes and witnesses.
+
+    Parameters
+    ----------
+    targets : list of {qid: {attribute: value}, timestamp: int}, optional
+        Attack only these targets (see the module docstring for the summary names).
+    k : int >= 1, optional
+        The BCF-anonymity threshold: ``violations`` counts target rows with anonymity below ``k`` and
+        ``multirelease certify`` requires ``FA, CA, BA >= k``.
+    method : "exact" | "closed_form", default "exact"
+    time_limit : float > 0, default 20
+        Seconds per CP-SAT model (more than two releases); a model stopped early makes the result inexact
+        with bounds.
+    witness : bool, default true
+        Attach the generator realizing each worst crack.
+
+    Examples
+    --------
+    >>> Correspondence().run(view).summary["FA"]    # doctest: +SKIP
+    4
+    """
+
+    name = "correspondence"
+    params = {
+        "targets": Anything(),
+        "k": Interval(int, 1, None),
+        "method": Options(("exact", "closed_form")),
+        "time_limit": Interval(float, 0, None, closed="neither"),
+        "witness": Boolean(),
+    }
+    defaults = {"method": "exact", "time_limit": 20.0, "witness": True}
+    metrics = _MetricNames(("FA", "CA", "BA", "targets", "cracked", "violations"))
+
+    def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
+        super().__init__(_file=_file, _key=_key, **params)
+        self._given = _parse_targets(self.config.get("targets"), file=_file, key=f"{_key}.targets" if _key else
+                                     "targets")
+
+    def default_requirements(self) -> list[str]:
+        k = self.config.get("k")
+        return [] if k is None else [f"{self.name}.{m} >= {k}" for m in ("FA", "CA", "BA")]
+
+    def applies(self, view: SequenceView) -> bool:
+        return _problem(view) is None
+
+    # ------------------------------------------------------------------ run
+    def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
+        problem = _problem(view)
+        if problem is not None:
+            raise InputError(f"correspondence: {problem}")
+        from solver.regions import aggregate, sensitive_codes
+
+        releases = view.releases
+        n = len(releases)
+        notes: list[str] = []
+        codes, values = sensitive_codes(releases)
+        nodes = [aggregate(r, c) for r, c in zip(releases, codes)]
+        if progress:
+            progress(0, 3, "targets")
+        targets = self._targets(view, nodes, notes)
+        requests, where = _requests(targets, nodes, n)
+        if progress:
+            progress(1, 3, f"{len(requests)} crack questions")
+        method = self.config["method"]
+        engine = None
+        if method == "closed_form":
+            answers, exact = _closed_answers(releases, nodes, requests, values, notes)
+        else:
+            engine = _engine(nodes, self.config["time_limit"], [a.domain_size for a in releases[0].qi_attributes])
+            answers = engine.answer(requests)
+            exact = all(a.exact for a in answers)
+        if progress:
+            progress(2, 3, "summary")
+        result = _assemble(self, view, nodes, values, targets, requests, where, answers, exact, engine, notes)
+        if progress:
+            progress(3, 3, "done")
+        return result
+
+    def _targets(self, view: SequenceView, nodes, notes: list[str]) -> list[_Target]:
+        return self._base_targets(view, nodes, notes) + self._given_targets(view, nodes)
+
+    def _given_targets(self, view: SequenceView, nodes) -> list[_Target]:
+        from solver.regions import point_signatures
+
+        releases = view.releases
+        n = len(releases)
+        quasi = releases[0].quasi
+        if self._given:
+            pts, ts = [], []
+            for idx, (qid, t) in enumerate(self._given, 1):
+                missing = [a for a in quasi if a not in qid]
+                unknown = [a for a in qid if a not in quasi]
+                if unknown or missing:
+                    bad = unknown[0] if unknown else missing[0]
+                    raise InputError(f"target {idx}: attribute '{bad}' " + ("is not a published quasi-identifier"
+                                     if unknown else "is missing (give every quasi-identifier)"),
+                                     key=f"targets[{idx - 1}].qid")
+                if not 1 <= t <= n:
+                    raise InputError(f"target {idx}: timestamp must be in 1..{n}, got {t}",
+                                     key=f"targets[{idx - 1}].timestamp")
+                try:
+                    pts.append([view.schema[a].hierarchy.code(qid[a]) for a in quasi])
+                except InputError as exc:
+                    raise InputError(f"target {idx}: {exc.problem}", key=f"targets[{idx - 1}].qid") from None
+                ts.append(t)
+            sigs = point_signatures(nodes, np.asarray(pts))
+            return [_Target(point=tuple(p), leaves=tuple((c,) for c in p), t=t, signature=tuple(s), given=i)
+                    for i, (p, t, s) in enumerate(zip(pts, ts, sigs), 1)]
+        return []
+
+    def _base_targets(self, view: SequenceView, nodes, notes: list[str]) -> list[_Target]:
+        from solver.regions import atoms, point_signatures
+
+        releases = view.releases
+        n = len(releases)
+        quasi = releases[0].quasi
+        pop = view.population
+        if len(pop) == n and all(p is not None for p in pop):
+            import pandas as pd
+
+            cols = [list(view.schema.quasi).index(a) for a in quasi]
+            frames = []
+            for i, table in enumerate(pop, 1):
+                f = pd.DataFrame(table.qi_codes[:, cols], columns=[f"q{x}" for x in range(len(cols))])
+                f["id"] = table.ids
+                f["t"] = i
+                frames.append(f)
+            allp = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="first")
+            key = allp[[f"q{x}" for x in range(len(cols))] + ["t"]].to_numpy(dtype=np.int64)
+            keys, counts = np.unique(key, axis=0, return_counts=True)
+            sigs = point_signatures(nodes, keys[:, :-1])
+            out = []
+            skipped = 0
+            for row, cnt, sig in zip(keys.tolist(), counts.tolist(), sigs):
+                t = row[-1]
+                row = tuple(row[:-1])
+                if any(not sig[l] for l in range(t - 1, n)):
+                    skipped += cnt
+                    continue
+                out.append(_Target(point=row, leaves=tuple((c,) for c in row), t=t, signature=tuple(sig),
+                                   people=cnt))
+            if skipped:
+                notes.append(f"{skipped} individuals of the population lie outside every published region of a "
+                             f"release they should appear in; they are not targets")
+            return out
+        sizes = [a.domain_size for a in releases[0].qi_attributes]
+        out = []
+        for atom in atoms(nodes, sizes):
+            for t in range(1, n + 1):
+                if all(atom.signature[l] for l in range(t - 1, n)):
+                    out.append(_Target(point=atom.point, leaves=atom.leaves, t=t, signature=atom.signature))
+        return out
+
+
+# ---------------------------------------------------------------------- helpers
+def _parse_targets(spec: Any, *, file: str | None, key: str) -> list[tuple[dict, int]]:
+    if spec is None:
+        return []
+    if not isinstance(spec, list) or not spec:
+        raise InputError("targets must be a non-empty list of {qid: {attribute: value}, timestamp: i}", file=file,
+                         key=key)
+    out = []
+    for i, item in enumerate(spec):
+        k = f"{key}[{i}]"
+        if not isinstance(item, Mapping) or set(item) - {"qid", "timestamp"} or "qid" not in item:
+            raise InputError("each target is {qid: {attribute: value}, timestamp: i}", file=file, key=k)
+        qid = item["qid"]
+        if not isinstance(qid, Mapping) or not qid:
+            raise InputError("qid must map quasi-identifiers to raw values", file=file, key=f"{k}.qid")
+        t = item.get("timestamp", 1)
+        if not isinstance(t, int) or isinstance(t, bool) or t < 1:
+            raise InputError(f"timestamp must be an integer >= 1, got {t!r}", file=file, key=f"{k}.timestamp")
+        out.append(({str(a): v for a, v in qid.items()}, t))
+    return out
+
+
+def _problem(view: SequenceView) -> str | None:
+    if len(view.releases) < 2:
+        return "needs at least two releases"
+    if not view.adversary.correspondence:
+        return "the adversary has no correspondence knowledge (adversary: {correspondence: true})"
+    q = view.releases[0].quasi
+    if not q:
+        return "the releases publish no quasi-identifier"
+    if any(r.quasi != q for r in view.releases[1:]):
+        return "every release must publish the same quasi-identifiers"
+    if any(len(view.releases[i]) > len(view.releases[i + 1]) for i in range(len(view.releases) - 1)):
+        return "a later release has fewer records than an earlier one (every record must reappear)"
+    return None
+
+
+def _requests(targets: Sequence[_Target], nodes, n: int):
+    """All crack questions: for every target at ``T_t`` and every ``j >= t``, each class of ``R_j`` holding a
+    region that contains the target.  Returns the unique requests and, per target, ``[(j, request index)]``."""
+    from solver.crack import CrackRequest
+
+    region_classes = []
+    for nd in nodes:
+        m: dict[int, set] = {}
+        for r, c in zip(nd.region.tolist(), nd.cls.tolist()):
+            m.setdefault(r, set()).add(c)
+        region_classes.append(m)
+    index: dict = {}
+    requests = []
+    where = []
+    for tg in targets:
+        mine = []
+        for j in range(tg.t, n + 1):
+            classes = set()
+            for r in tg.signature[j - 1]:
+                classes |= region_classes[j - 1].get(r, set())
+            for c in sorted(classes):
+                req = CrackRequest(t=tg.t, j=j, cls=c, signature=tg.signature)
+                if req not in index:
+                    index[req] = len(requests)
+                    requests.append(req)
+                mine.append((j, index[req]))
+        where.append(mine)
+    return requests, where
+
+
+def _engine(nodes, time_limit: float, domain_sizes):
+    if len(nodes) == 2:
+        from solver.flows import TwoReleaseEngine
+
+        return TwoReleaseEngine(nodes[0], nodes[1])
+    from solver.generators import ChainEngine
+
+    return ChainEngine(nodes, time_limit=time_limit, domain_sizes=domain_sizes)
+
+
+@functools.lru_cache(maxsize=None)
+def _families(t: int, j: int, n: int) -> tuple[str, ...]:
+    if j > t:
+        return ("C",)
+    return tuple(f for f, ok in (("F", t < n), ("B", t >= 2)) if ok)
+
+
+def _group_sizes(nd, cls: int) -> dict[int, int]:
+    sel = nd.cls == cls
+    out: dict[int, int] = {}
+    for v, c in zip(nd.value[sel].tolist(), nd.count[sel].tolist()):
+        out[v] = out.get(v, 0) + c
+    return out
+
+
+def _class_ids(release: Release) -> np.ndarray:
+    """The published id of every class (the ``group`` column, else the class index from 1)."""
+    if release.group is None:
+        return np.arange(1, release.n_classes + 1)
+    out = np.zeros(release.n_classes, dtype=np.int64)
+    out[release.classes] = release.group
+    return out
+
+
+def _class_id(release: Release, cls: int) -> int:
+    ids = release.__dict__.get("_correspondence_class_ids")
+    if ids is None:
+        ids = _class_ids(release)
+        release.__dict__["_correspondence_class_ids"] = ids
+    return int(ids[cls])
+
+
+def _labels(release: Release, leaves) -> dict[str, str]:
+    if all(len(x) == 1 for x in leaves):
+        return {a.name: a.hierarchy.leaves[x[0]] for a, x in zip(release.qi_attributes, leaves)}
+    from solver.regions import leaf_labels
+
+    return leaf_labels(release, leaves)
+
+
+def _assemble(attack: Correspondence, view, nodes, values, targets, requests, where, answers, exact, engine,
+              notes) -> AttackResult:
+    releases = view.releases
+    n = len(releases)
+    k = attack.config.get("k")
+    # per request: size, per-group crack interval, anonymity interval
+    info = []
+    for req, ans in zip(requests, answers):
+        nd = nodes[req.j - 1]
+        sizes = _group_sizes(nd, req.cls)
+        size = int(nd.class_sizes[req.cls])
+        groups = []
+        for v in sorted(sizes, key=lambda x: str(values[x])):
+            hi = min(sizes[v], int(ans.high.get(v, 0)))
+            lo = min(hi, int(ans.low.get(v, 0)))
+            groups.append((v, sizes[v], sizes[v] - hi, sizes[v] - lo))
+        cand_lo = size - sum(g[3] for g in groups)
+        cand_hi = size - sum(g[2] for g in groups)
+        info.append({"size": size, "groups": groups, "anon": (cand_lo, cand_hi)})
+    best: dict[str, tuple] = {}
+    rows = []
+    summary: dict[str, float] = {}
+    bounds: dict[str, tuple] = {}
+    cracked = 0
+    violations = 0
+    low_of: dict[str, int] = {}
+    for ti, (tg, mine) in enumerate(zip(targets, where)):
+        row: dict[str, Any] = {"qid": _labels(releases[0], tg.leaves), "timestamp": tg.t}
+        if tg.people:
+            row["individuals"] = tg.people
+        if tg.given:
+            row["target"] = tg.given
+        any_crack = False
+        for fam in FAMILIES:
+            cands = [(j, r) for j, r in mine if fam in _families(tg.t, j, n)]
+            if not cands:
+                continue
+            j, r = min(cands, key=lambda x: (info[x[1]]["anon"][1], info[x[1]]["anon"][0], x[0]))
+            it = info[r]
+            crack_lo = sum(g[2] for g in it["groups"])
+            crack_hi = sum(g[3] for g in it["groups"])
+            cell = {"release": j, "class": _class_id(releases[j - 1], requests[r].cls), "size": it["size"],
+                    "crack": crack_lo, "anonymity": it["anon"][1]}
+            if crack_lo != crack_hi:
+                cell["crack_bounds"] = [crack_lo, crack_hi]
+                cell["anonymity_bounds"] = [it["anon"][0], it["anon"][1]]
+            cell["groups"] = [{"sensitive": str(values[v]), "size": s, "crack": c} for v, s, c, _ in it["groups"]]
+            row[fam] = cell
+            any_crack |= crack_lo > 0
+            if tg.given is None:
+                if k is not None and it["anon"][1] < k:
+                    violations += 1
+                key = (it["anon"][1], it["anon"][0])
+                if fam not in best or key < best[fam][0]:
+                    best[fam] = (key, ti, r)
+                low_of[fam] = min(low_of.get(fam, it["anon"][0]), it["anon"][0])
+            else:
+                name = f"{fam}_{tg.given}"
+                summary[name] = crack_lo
+                if crack_lo != crack_hi:
+                    bounds[name] = (crack_lo, crack_hi)
+                for v, s, c, c_hi in it["groups"]:
+                    gname = f"{name}_{_safe(values[v])}"
+                    summary[gname] = c
+                    if c != c_hi:
+                        bounds[gname] = (c, c_hi)
+        if tg.given is None:
+            cracked += any_crack
+        rows.append(row)
+    head: dict[str, float] = {}
+    for fam, metric in (("F", "FA"), ("C", "CA"), ("B", "BA")):
+        if fam in best:
+            (hi, _), _, _ = best[fam]
+            low = low_of[fam]  # the minimum of intervals [lo_i, hi_i] lies in [min lo_i, min hi_i]
+            head[metric] = hi
+            if low != hi:
+                bounds[metric] = (low, hi)
+        else:
+            notes.append(f"no target for the {fam}-attack: {metric} is not reported")
+    head["targets"] = sum(1 for tg in targets if tg.given is None)
+    head["cracked"] = cracked
+    if k is not None:
+        head["violations"] = violations
+    head.update(summary)
+    worst: dict[str, Any] = {}
+    for fam in FAMILIES:
+        if fam not in best:
+            continue
+        _, ti, r = best[fam]
+        tg = targets[ti]
+        req = requests[r]
+        point = {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(releases[0].qi_attributes, tg.point)}
+        w = {"attack": fam, "target": rows[ti]["qid"], "point": point, "timestamp": tg.t, "release": req.j,
+             "class": _class_id(releases[req.j - 1], req.cls), **{x: rows[ti][fam][x] for x in
+                                                                   ("size", "crack", "anonymity", "groups")}}
+        if attack.config["witness"] and engine is not None:
+            w["generator"] = engine.witness(req, releases, values, tg.point)
+        worst[fam] = w
+    if engine is not None:
+        notes.append(f"exact engine: {engine.exact_engine}")
+    return AttackResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds, worst=worst,
+                        targets=tuple(rows), bounds=bounds, notes=tuple(notes))
+
+
+def _closed_answers(releases, nodes, requests, values, notes):
+    """Answers from the closed forms (cut generalization only)."""
+    from solver.crack import CrackAnswer
+
+    from .correspondence_closed import b_background, sequence_crack
+    from solver.regions import regions_comparable
+
+    if not all(is_cut(r) for r in releases):
+        raise InputError("method closed_form needs releases generalized by cuts of the taxonomies (section 3 of "
+                         "Fung et al.); use method: exact")
+    n = len(releases)
+    nv = len(values)
+    counts = []
+    for nd in nodes:
+        c = np.zeros((int(nd.class_sizes.shape[0]), nv), dtype=np.int64)
+        np.add.at(c, (nd.cls, nd.value), nd.count)
+        counts.append(c)
+    # class regions: one region per class under a cut
+    reg_of_class = []
+    for nd in nodes:
+        m = np.zeros(len(nd.class_sizes), np.int64)
+        m[nd.cls] = nd.region
+        reg_of_class.append(m)
+    comp = {}
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = nodes[i], nodes[j]
+            rc = regions_comparable(a.region_lo, a.region_hi, a.region_masks, b.region_lo, b.region_hi,
+                                    b.region_masks)
+            comp[(i, j)] = rc[np.ix_(reg_of_class[i], reg_of_class[j])]
+    bcache: dict = {}
+    out = []
+    for req in requests:
+        classes = []
+        for l in range(n):
+            cl = [c for c in range(len(reg_of_class[l])) if reg_of_class[l][c] in req.signature[l]]
+            classes.append(cl[0] if cl else -1)
+        groups = [counts[l][classes[l]] if classes[l] >= 0 else np.zeros(nv, np.int64) for l in range(n)]
+        bcs = []
+        for i in range(req.t - 1):
+            key = (i, req.t - 1)
+            if key not in bcache:
+                bcache[key] = b_background(comp[key], counts[i], counts[req.t - 1])
+            bcs.append(bcache[key][classes[req.t - 1]])
+        crack = sequence_crack(req.t, req.j, groups, bcs)
+        g = groups[req.j - 1]
+        cand = {int(v): int(g[v] - crack[v]) for v in np.flatnonzero(g)}
+        if n == 2:
+            out.append(CrackAnswer(low=cand, high=dict(cand), exact=True))
+        else:  # section 7.1 inferences are sound: the true maximum is at most the closed form's
+            out.append(CrackAnswer(low={v: 0 for v in cand}, high=cand, exact=False))
+    if n > 2:
+        notes.append("closed forms of section 7.1 (optimal micro attacks and compositions) give lower bounds on "
+                     "crack sizes beyond two releases: anonymity is reported as an upper bound")
+    return out, n == 2

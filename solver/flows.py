@@ -1,0 +1,524 @@
+"""Exact crack sizes of two releases as min-cost flows over the group-aggregated buddy graph.
+
+Fung et al. (EDBT 2008), section 3.1: a *generator* of ``(R1, R2)`` assigns every record an instantiation
+(a raw record that agrees on the sensitive value and lies in the record's region) so that every record of
+``R1`` has a distinct *buddy* in ``R2`` with the same instantiation.  Buddies agree on the sensitive value
+and their regions intersect (are *comparable*, Definition 4.1); conversely any injective, R1-saturating
+assignment of comparable buddies is the buddy relation of a generator - each pair is instantiated at any
+point of the intersection of its two regions, each record of ``R2`` without a buddy anywhere in its region.
+So a generator is, up to the choice of instantiations, an integral flow in the *buddy graph*:
+
+* one node per group of identical records (:func:`solver.regions.aggregate`): ``u`` in ``R1`` with supply
+  ``a_u``, ``v`` in ``R2`` with capacity ``b_v``;
+* an arc ``u -> v`` when ``u`` and ``v`` agree on the sensitive value and their regions intersect;
+* every unit of supply must reach the sink through some ``v`` (every ``R1`` record has a buddy).
+
+Crack sizes (Definitions 3.1, 3.3, 3.5) are minima over generators, so the number of records of a group
+that *can* represent a target ``P`` is a maximum over these flows:
+
+* **F** (``P`` at ``T1``, cracking ``R1``): a record of ``u`` is instantiated at ``P``'s point ``p`` iff its
+  buddy's region contains ``p`` too: maximize the flow on the arcs ``u -> v`` with ``u`` in the class and
+  both regions containing ``p`` (cost ``-1`` on those arcs).
+* **C** (``P`` at ``T1``, cracking ``R2``): a record of ``v`` represents ``P`` iff it has a buddy (timestamp
+  ``T1``) and both regions contain ``p``: maximize the flow on the arcs ``u -> v`` with ``v`` in the class.
+* **B** (``P`` at ``T2``, cracking ``R2``): a record of ``v`` represents ``P`` iff it has *no* buddy (and its
+  region contains ``p``): minimize the inflow into the class's nodes containing ``p``.  The minimum is
+  ``N1 - rho(V \\ T)``, ``rho`` the max-flow rank of the (polymatroid of) ``R2`` loads, one max flow.
+
+The crack size of a group is its size minus that maximum.  All sensitive values and all connected components
+of the buddy graph are independent (no arc joins two of them), so every objective is solved component by
+component and the per-component optima add up; an optimal flow of every component is a generator that
+realizes all of an objective's group maxima at once (the witness).
+
+Speed: most F / C objectives reach the trivial upper bound ``min(a(U*), b(T))`` (Lemma 4.2 of the paper
+shows they always do under cut generalization).  :meth:`BuddyGraph.max_arc_flows` first solves *packed*
+rounds - one min-cost flow per round maximizes the total flow on many objectives with disjoint endpoints;
+every objective whose flow reaches its upper bound is proved optimal by that flow - and solves the rest
+one by one.  Every number returned is a proved optimum.
+
+Solvers: OR-Tools ``SimpleMinCostFlow`` and ``SimpleMaxFlow`` built from numpy arrays (int32 nodes, int64
+capacities and costs); every status other than OPTIMAL raises :class:`~multirelease.errors.SolverError`,
+an infeasible flow (no generator) raises :class:`NoGenerator`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+from ortools.graph.python import max_flow, min_cost_flow
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from multirelease.errors import InputError, SolverError
+
+from .regions import Nodes, regions_comparable
+
+__all__ = ["BuddyGraph", "NoGenerator"]
+
+
+class NoGenerator(InputError):
+    """The releases admit no generator: some records of the earlier release cannot all have a buddy."""
+
+
+@dataclass(eq=False)
+class _Component:
+    index: int
+    u: np.ndarray  # global R1 node ids
+    v: np.ndarray  # global R2 node ids
+    arcs: np.ndarray  # global arc ids
+    tail: np.ndarray  # local index into u
+    head: np.ndarray  # local index into v
+    a: np.ndarray
+    b: np.ndarray
+    base_flow: np.ndarray | None = None  # a feasible flow on ``arcs`` (a generator)
+
+    @property
+    def supply(self) -> int:
+        return int(self.a.sum())
+
+
+class BuddyGraph:
+    """The group-aggregated buddy graph of two releases, split into connected components.
+
+    Parameters
+    ----------
+    n1, n2 : Nodes
+        The aggregated groups of ``R1`` and ``R2`` (sensitive values coded over one dictionary).
+
+    Raises
+    ------
+    NoGenerator
+        When no generator exists (some records of ``R1`` cannot all get a comparable buddy in ``R2``).
+    """
+
+    def __init__(self, n1: Nodes, n2: Nodes):
+        self.n1, self.n2 = n1, n2
+        comp = regions_comparable(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo, n2.region_hi,
+                                  n2.region_masks)
+        tails, heads = [], []
+        for s in np.intersect1d(np.unique(n1.value), np.unique(n2.value)):
+            us = np.flatnonzero(n1.value == s)
+            vs = np.flatnonzero(n2.value == s)
+            i, k = np.nonzero(comp[np.ix_(n1.region[us], n2.region[vs])])
+            tails.append(us[i])
+            heads.append(vs[k])
+        self.tail = np.concatenate(tails).astype(np.int64) if tails else np.zeros(0, np.int64)
+        self.head = np.concatenate(heads).astype(np.int64) if heads else np.zeros(0, np.int64)
+        m1, m2 = len(n1), len(n2)
+        g = coo_matrix((np.ones(len(self.tail)), (self.tail, m1 + self.head)), shape=(m1 + m2, m1 + m2))
+        _, label = connected_components(g, directed=False)
+        self.comp_of_u = label[:m1]
+        self.comp_of_v = label[m1:]
+        arc_comp = self.comp_of_u[self.tail]
+        self.components: list[_Component] = []
+        order_arcs = np.argsort(arc_comp, kind="stable")
+        labels = np.unique(label)
+        relabel = {int(l): i for i, l in enumerate(labels)}
+        self.comp_of_u = np.array([relabel[int(l)] for l in self.comp_of_u], dtype=np.int64)
+        self.comp_of_v = np.array([relabel[int(l)] for l in self.comp_of_v], dtype=np.int64)
+        arc_comp = self.comp_of_u[self.tail] if len(self.tail) else np.zeros(0, np.int64)
+        self.arc_comp = arc_comp
+        u_by = _split(self.comp_of_u, len(labels))
+        v_by = _split(self.comp_of_v, len(labels))
+        a_by = _split(arc_comp, len(labels))
+        del order_arcs
+        self.local_u = np.zeros(m1, np.int64)
+        self.local_v = np.zeros(m2, np.int64)
+        for c in range(len(labels)):
+            u, v, arcs = u_by[c], v_by[c], a_by[c]
+            self.local_u[u] = np.arange(len(u))
+            self.local_v[v] = np.arange(len(v))
+            self.components.append(_Component(index=c, u=u, v=v, arcs=arcs, tail=None, head=None,
+                                              a=n1.count[u], b=n2.count[v]))
+        for comp_ in self.components:
+            comp_.tail = self.local_u[self.tail[comp_.arcs]]
+            comp_.head = self.local_v[self.head[comp_.arcs]]
+        self.local_arc = np.zeros(len(self.tail), np.int64)
+        for comp_ in self.components:
+            self.local_arc[comp_.arcs] = np.arange(len(comp_.arcs))
+        self.n_solves = 0
+        self._cache: dict = {}
+        for comp_ in self.components:
+            if comp_.supply:
+                cost, flow = self._mcf(comp_, None, None)
+                comp_.base_flow = flow
+            else:
+                comp_.base_flow = np.zeros(len(comp_.arcs), np.int64)
+
+    # ------------------------------------------------------------------ solver calls
+    def _mcf(self, comp: _Component, arc_cost: np.ndarray | None, sink_cost: np.ndarray | None
+             ) -> tuple[int, np.ndarray]:
+        """Min-cost flow of one component: every R1 unit through one arc to the sink.  Returns the optimal
+        cost and the flow on the component's arcs."""
+        k1, k2 = len(comp.u), len(comp.v)
+        n_arcs = len(comp.arcs)
+        sink = k1 + k2
+        tails = np.concatenate([comp.tail, k1 + np.arange(k2)]).astype(np.int32)
+        heads = np.concatenate([k1 + comp.head, np.full(k2, sink)]).astype(np.int32)
+        caps = np.concatenate([comp.a[comp.tail], comp.b]).astype(np.int64)
+        costs = np.zeros(n_arcs + k2, dtype=np.int64)
+        if arc_cost is not None:
+            costs[:n_arcs] = arc_cost
+        if sink_cost is not None:
+            costs[n_arcs:] = sink_cost
+        smcf = min_cost_flow.SimpleMinCostFlow()
+        smcf.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
+        supplies = np.concatenate([comp.a, np.zeros(k2, np.int64), [-comp.supply]]).astype(np.int64)
+        smcf.set_nodes_supplies(np.arange(sink + 1, dtype=np.int32), supplies)
+        status = smcf.solve()
+        self.n_solves += 1
+        if status == smcf.INFEASIBLE:
+            u = self.n1
+            raise NoGenerator("no generator: the records of release 1 cannot all have a comparable buddy with "
+                              f"the same sensitive value in release 2 ({comp.supply} records of "
+                              f"{len(comp.u)} groups against {int(comp.b.sum())} possible buddies)")
+        if status != smcf.OPTIMAL:
+            raise SolverError(f"min-cost flow ended with status {status!r}")
+        flows = smcf.flows(np.arange(n_arcs + k2, dtype=np.int32))
+        return int(smcf.optimal_cost()), np.asarray(flows[:n_arcs], dtype=np.int64)
+
+    def _max_flow_avoiding(self, comp: _Component, blocked_v: np.ndarray) -> int:
+        """Max flow of one component from ``R1`` to ``R2`` without the local ``R2`` nodes ``blocked_v``."""
+        k1, k2 = len(comp.u), len(comp.v)
+        src, sink = k1 + k2, k1 + k2 + 1
+        keep_v = np.ones(k2, dtype=bool)
+        keep_v[blocked_v] = False
+        arc_keep = keep_v[comp.head]
+        tails = np.concatenate([np.full(k1, src), comp.tail[arc_keep], k1 + np.flatnonzero(keep_v)])
+        heads = np.concatenate([np.arange(k1), k1 + comp.head[arc_keep], np.full(int(keep_v.sum()), sink)])
+        caps = np.concatenate([comp.a, comp.a[comp.tail[arc_keep]], comp.b[keep_v]])
+        smf = max_flow.SimpleMaxFlow()
+        smf.add_arcs_with_capacity(tails.astype(np.int32), heads.astype(np.int32), caps.astype(np.int64))
+        status = smf.solve(src, sink)
+        self.n_solves += 1
+        if status != smf.OPTIMAL:
+            raise SolverError(f"max flow ended with status {status!r}")
+        return int(smf.optimal_flow())
+
+    # ------------------------------------------------------------------ objectives
+    def split_arcs(self, arcs: np.ndarray) -> dict[int, np.ndarray]:
+        """Global arc ids -> {component: sorted local arc ids}."""
+        arcs = np.unique(np.asarray(arcs, dtype=np.int64))
+        out: dict[int, np.ndarray] = {}
+        if not len(arcs):
+            return out
+        comps = self.arc_comp[arcs]
+        for c in np.unique(comps):
+            out[int(c)] = np.sort(self.local_arc[arcs[comps == c]])
+        return out
+
+    def split_v(self, v_nodes: np.ndarray) -> dict[int, np.ndarray]:
+        v_nodes = np.unique(np.asarray(v_nodes, dtype=np.int64))
+        out: dict[int, np.ndarray] = {}
+        if not len(v_nodes):
+            return out
+        comps = self.comp_of_v[v_nodes]
+        for c in np.unique(comps):
+            out[int(c)] = np.sort(self.local_v[v_nodes[comps == c]])
+        return out
+
+    def max_arc_flows(self, objectives: Sequence[tuple[int, np.ndarray]]) -> list[int]:
+        """The maximum, over generators, of the total flow on each objective's arcs.
+
+        ``objectives`` are ``(component, local arc ids)``; results are cached.  Objectives are first packed
+        into rounds (disjoint endpoints, one min-cost flow per round per component, each objective certified
+        when it reaches ``min(a(tails), b(heads))``), the others are solved one by one.
+        """
+        results: dict[tuple, int] = {}
+        todo: dict[int, list[tuple]] = {}
+        for c, arcs in objectives:
+            key = ("arc", c, arcs.tobytes())
+            if key in self._cache or key in results:
+                continue
+            results[key] = -1
+            todo.setdefault(c, []).append((key, arcs))
+        for c, items in todo.items():
+            comp = self.components[c]
+            pending = []
+            for key, arcs in items:
+                tails = np.unique(comp.tail[arcs])
+                heads = np.unique(comp.head[arcs])
+                ub = min(int(comp.a[tails].sum()), int(comp.b[heads].sum()))
+                base = int(comp.base_flow[arcs].sum())
+                if base >= ub:  # the base generator already proves it
+                    self._cache[key] = ub
+                    continue
+                pending.append((key, arcs, tails, heads, ub))
+            single = []
+            while pending:
+                used_u: set = set()
+                used_v: set = set()
+                picked, rest = [], []
+                for item in pending:
+                    _, _, tails, heads, _ = item
+                    tl, hl = tails.tolist(), heads.tolist()
+                    if used_u.isdisjoint(tl) and used_v.isdisjoint(hl):
+                        picked.append(item)
+                        used_u.update(tl)
+                        used_v.update(hl)
+                    else:
+                        rest.append(item)
+                if len(picked) == 1:
+                    single.append(picked[0])
+                    pending = rest
+                    continue
+                cost = np.zeros(len(comp.arcs), np.int64)
+                for _, arcs, _, _, _ in picked:
+                    cost[arcs] = -1
+                _, flow = self._mcf(comp, cost, None)
+                for item in picked:
+                    key, arcs, _, _, ub = item
+                    if int(flow[arcs].sum()) >= ub:
+                        self._cache[key] = ub
+                    else:
+                        single.append(item)
+                pending = rest
+            for key, arcs, _, _, ub in single:
+                cost = np.zeros(len(comp.arcs), np.int64)
+                cost[arcs] = -1
+                value, _ = self._mcf(comp, cost, None)
+                self._cache[key] = -value
+        return [self._cache[("arc", c, arcs.tobytes())] for c, arcs in objectives]
+
+    def min_inflows(self, objectives: Sequence[tuple[int, np.ndarray]]) -> list[int]:
+        """The minimum, over generators, of the number of records of the objective's ``R2`` nodes that have
+        a buddy: ``N1 - rho(V \\ T)`` for the component (one max flow each, cached)."""
+        out = []
+        for c, vs in objectives:
+            key = ("in", c, vs.tobytes())
+            if key not in self._cache:
+                comp = self.components[c]
+                if not comp.supply:
+                    self._cache[key] = 0
+                elif int(comp.base_flow[np.isin(comp.head, vs)].sum()) == 0:
+                    self._cache[key] = 0
+                else:
+                    self._cache[key] = comp.supply - self._max_flow_avoiding(comp, vs)
+            out.append(self._cache[key])
+        return out
+
+    # ------------------------------------------------------------------ generators (witnesses)
+    def generator(self, *, maximize_arcs: Iterable[int] = (), minimize_into: Iterable[int] = ()) -> np.ndarray:
+        """A generator as flows on every arc: optimal for the objective (maximize the flow on the global arcs
+        ``maximize_arcs``, or minimize the inflow into the global ``R2`` nodes ``minimize_into``) in the
+        components it touches, the base generator elsewhere."""
+        flow = np.zeros(len(self.tail), np.int64)
+        arcs = self.split_arcs(np.fromiter(maximize_arcs, dtype=np.int64))
+        into = self.split_v(np.fromiter(minimize_into, dtype=np.int64))
+        for comp in self.components:
+            c = comp.index
+            if c in arcs or c in into:
+                ac = np.zeros(len(comp.arcs), np.int64)
+                sc = np.zeros(len(comp.v), np.int64)
+                if c in arcs:
+                    ac[arcs[c]] = -1
+                if c in into:
+                    sc[into[c]] = 1
+                _, f = self._mcf(comp, ac, sc)
+            else:
+                f = comp.base_flow
+            flow[comp.arcs] = f
+        return flow
+
+
+def _split(labels: np.ndarray, n: int) -> list[np.ndarray]:
+    order = np.argsort(labels, kind="stable")
+    counts = np.bincount(labels, minlength=n)
+    return np.split(order.astype(np.int64), np.cumsum(counts)[:-1])
+
+
+class TwoReleaseEngine:
+    """Answers :class:`~solver.crack.CrackRequest` for two releases with :class:`BuddyGraph` flows.
+
+    ``(t, j) = (1, 1)``: F-attack on a class of ``R1``; ``(1, 2)``: C-attack on a class of ``R2``; ``(2, 2)``:
+    B-attack on a class of ``R2``.  Every answer is exact.
+    """
+
+    exact_engine = "min-cost flow"
+
+    def __init__(self, n1: Nodes, n2: Nodes):
+        self.nodes = (n1, n2)
+        self.graph = g = BuddyGraph(n1, n2)
+        reg_t = n1.region[g.tail]
+        reg_h = n2.region[g.head]
+        key = reg_t * max(1, n2.n_regions) + reg_h
+        order = np.argsort(key, kind="stable")
+        uniq, start = np.unique(key[order], return_index=True)
+        ends = np.append(start[1:], len(order))
+        self._pair_arcs = {int(k): order[s:e] for k, s, e in zip(uniq, start, ends)}
+        self._n2_regions = max(1, n2.n_regions)
+        self.comp_value = np.full(len(g.components), -1, dtype=np.int64)
+        for comp in g.components:
+            if len(comp.u):
+                self.comp_value[comp.index] = n1.value[comp.u[0]]
+            elif len(comp.v):
+                self.comp_value[comp.index] = n2.value[comp.v[0]]
+
+    def good_arcs(self, signature: tuple) -> np.ndarray:
+        """Arcs whose two regions both contain the target point (the pair can be instantiated at it)."""
+        parts = [self._pair_arcs.get(int(r1) * self._n2_regions + int(r2)) for r1 in signature[0]
+                 for r2 in signature[1]]
+        parts = [p for p in parts if p is not None]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def _objective(self, req) -> tuple[str, dict]:
+        n1, n2 = self.nodes
+        g = self.graph
+        if req.t == 2:
+            vs = np.flatnonzero((n2.cls == req.cls) & np.isin(n2.region, list(req.signature[1])))
+            return "in", g.split_v(vs)
+        arcs = self.good_arcs(req.signature)
+        if req.j == 1:
+            arcs = arcs[n1.cls[g.tail[arcs]] == req.cls]
+        else:
+            arcs = arcs[n2.cls[g.head[arcs]] == req.cls]
+        return "arc", g.split_arcs(arcs)
+
+    def answer(self, requests) -> list:
+        from .crack import CrackAnswer
+
+        g = self.graph
+        objs = [self._objective(r) for r in requests]
+        arc_items = [(c, a) for kind, parts in objs if kind == "arc" for c, a in parts.items()]
+        in_items = [(c, v) for kind, parts in objs if kind == "in" for c, v in parts.items()]
+        arc_vals = dict(zip([(c, a.tobytes()) for c, a in arc_items], g.max_arc_flows(arc_items)))
+        in_vals = dict(zip([(c, v.tobytes()) for c, v in in_items], g.min_inflows(in_items)))
+        out = []
+        for kind, parts in objs:
+            per: dict[int, int] = {}
+            for c, loc in parts.items():
+                s = int(self.comp_value[c])
+                if kind == "arc":
+                    val = arc_vals[(c, loc.tobytes())]
+                else:
+                    val = int(g.components[c].b[loc].sum()) - in_vals[(c, loc.tobytes())]
+                per[s] = per.get(s, 0) + int(val)
+            out.append(CrackAnswer(low=per, high=dict(per), exact=True))
+        return out
+
+    def witness_flow(self, req) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A generator realizing the request's optimum: ``(arc flows, objective arcs, objective R2 nodes)``."""
+        kind, parts = self._objective(req)
+        g = self.graph
+        if kind == "arc":
+            arcs = np.concatenate([g.components[c].arcs[a] for c, a in parts.items()]) if parts else \
+                np.zeros(0, np.int64)
+            return g.generator(maximize_arcs=arcs), arcs, np.zeros(0, np.int64)
+        vs = np.concatenate([g.components[c].v[v] for c, v in parts.items()]) if parts else np.zeros(0, np.int64)
+        return g.generator(minimize_into=vs), np.zeros(0, np.int64), vs
+
+    def witness(self, req, releases, values, point) -> dict:
+        """The generator realizing ``req``'s optimum, in the report's form (see :func:`generator_json`)."""
+        flow, _, _ = self.witness_flow(req)
+        g = self.graph
+        return generator_json(self.nodes, releases, values, point,
+                              [(np.stack([g.tail, g.head], axis=1), flow)])
+
+
+def _node_json(nd: Nodes, release, values) -> list[dict]:
+    out = []
+    attrs = release.qi_attributes
+    if release.group is None:
+        class_ids = np.arange(1, release.n_classes + 1)
+    else:
+        class_ids = np.zeros(release.n_classes, dtype=np.int64)
+        class_ids[release.classes] = release.group
+    for i in range(len(nd)):
+        qi = {}
+        for j, a in enumerate(attrs):
+            m = int(nd.masks[i, nd.mask_columns.index(j)]) if j in nd.mask_columns else 0
+            qi[a.name] = a.format_cell(int(nd.lo[i, j]), int(nd.hi[i, j]), m)
+        cls = int(nd.cls[i])
+        gid = int(class_ids[cls])
+        out.append({"id": i, "class": gid, "qi": qi, "sensitive": str(values[nd.value[i]]),
+                    "count": int(nd.count[i])})
+    return out
+
+
+def _point_in(nodes_list: Sequence[Nodes], members: Sequence[tuple[int, int]], prefer: Sequence[int]) -> list[int]:
+    """A raw point in the intersection of the regions of ``members`` ((release, node) pairs): ``prefer`` when
+    it lies inside, else the smallest leaf code of each attribute that all of them contain."""
+    q = nodes_list[0].lo.shape[1]
+    lo = np.max([nodes_list[r].lo[i] for r, i in members], axis=0)
+    hi = np.min([nodes_list[r].hi[i] for r, i in members], axis=0)
+    mcols = nodes_list[0].mask_columns
+    masks = {}
+    for jj, j in enumerate(mcols):
+        m = -1
+        for r, i in members:
+            m &= int(nodes_list[r].masks[i, jj])
+        masks[j] = m
+    inside = all(lo[j] <= prefer[j] <= hi[j] and (j not in masks or (masks[j] >> int(prefer[j])) & 1)
+                 for j in range(q))
+    if inside:
+        return [int(x) for x in prefer]
+    out = []
+    for j in range(q):
+        c = int(lo[j])
+        if j in masks:
+            while c <= hi[j] and not (masks[j] >> c) & 1:
+                c += 1
+        out.append(c)
+    return out
+
+
+def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains) -> dict:
+    """A generator as JSON: the aggregated groups of every release, and its buddy chains.
+
+    ``chains``: list of ``(members, counts)`` - ``members`` an ``(m, L)`` array of node ids of ``L``
+    consecutive releases ending with the last one (``L = n - t + 1`` for chains starting in ``R_t``), and the
+    number of records following each chain.  Every chain is instantiated at one point of the intersection of
+    its regions (the target's point when it lies inside).  Records of a release that follow no listed chain
+    are records of the last release that start their chain there (no buddy in any earlier release), each
+    instantiated anywhere in its region (``start`` lists them with counts).
+
+    ``{"nodes": {"1": [...], "2": [...]}, "buddies": [{"r1": id, "r2": id, "count": n, "at": {...},
+    "target": bool}, ...], "start": [...]}``; for more than two releases buddies are ``{"chain": {"<i>": id,
+    ...}, "timestamp": t, ...}``.
+    """
+    n = len(nodes_list)
+    out: dict = {"nodes": {str(i + 1): _node_json(nd, r, values) for i, (nd, r) in
+                           enumerate(zip(nodes_list, releases))}}
+    used = [np.zeros(len(nd), np.int64) for nd in nodes_list]
+    buddies = []
+    q_attrs = releases[0].qi_attributes
+
+    def labels(p):
+        return {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(q_attrs, p)}
+
+    for members, counts in chains:
+        members = np.asarray(members, dtype=np.int64)
+        L = members.shape[1] if members.ndim == 2 else 0
+        t = n - L + 1
+        for row, cnt in zip(members, np.asarray(counts, dtype=np.int64)):
+            if cnt <= 0:
+                continue
+            mem = [(t - 1 + x, int(row[x])) for x in range(L)]
+            p = _point_in(nodes_list, mem, point)
+            for r, i in mem:
+                used[r][i] += int(cnt)
+            entry: dict = {}
+            if n == 2 and L == 2:
+                entry = {"r1": int(row[0]), "r2": int(row[1])}
+            else:
+                entry = {"chain": {str(r + 1): i for r, i in mem}, "timestamp": t}
+            entry.update({"count": int(cnt), "at": labels(p), "at_target": [int(x) for x in p] == [int(x) for x in
+                                                                                                    point]})
+            buddies.append(entry)
+    out["buddies"] = buddies
+    start = []
+    for r, nd in enumerate(nodes_list):
+        left = nd.count - used[r]
+        if np.any(left < 0):
+            raise SolverError("witness uses more records than a group holds")
+        if r < n - 1:
+            if np.any(left):
+                raise SolverError(f"witness leaves records of release {r + 1} without buddies")
+            continue
+        for i in np.flatnonzero(left):
+            p = _point_in(nodes_list, [(r, int(i))], point)
+            start.append({"release": r + 1, "node": int(i), "count": int(left[i]), "at": labels(p),
+                          "at_target": [int(x) for x in p] == [int(x) for x in point]})
+    out["start"] = start
+    return out

@@ -1,0 +1,306 @@
+"""Group aggregation and the geometry of published regions, shared by the exact correspondence engines.
+
+Records that are identical in the adversary's view - same equivalence class, same generalized QI region,
+same sensitive value - are interchangeable: :func:`aggregate` turns the rows of a release into such
+*nodes* with a count (DESIGN.md, "Group aggregation").  A node's region is a box of leaf-code ranges
+``[lo, hi]`` per quasi-identifier, with a leaf bitset for ``subsets`` attributes.
+
+Two regions are *comparable* (Fung et al., Definition 4.1) when they share an instantiation: for cut
+generalization "on the same path of every taxonomy", in general a non-empty intersection
+(:func:`regions_comparable`).
+
+Targets are points of the QI space, and what the adversary can say about a target depends only on *which*
+published regions contain it.  :func:`atoms` enumerates these signatures - the distinct non-empty cells of
+the arrangement of all regions of all releases - and :func:`point_signatures` computes the signature of
+given points (a population).  Inside one attribute, leaves that belong to exactly the same published
+values are merged into *elementary classes*, so that a cell is a product of bitsets over elementary
+classes whatever the generalization model (hierarchy nodes, intervals, arbitrary subsets).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from multirelease.release import Release
+
+__all__ = ["Nodes", "aggregate", "sensitive_codes", "regions_comparable", "Atom", "atoms", "point_signatures",
+           "leaf_labels"]
+
+#: rows x columns of a dense comparability block computed at once
+_BLOCK = 4_000_000
+
+
+def sensitive_codes(releases: Sequence[Release]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The composite sensitive values of every release coded over one common, sorted dictionary."""
+    allv = np.concatenate([np.asarray(r.sensitive, dtype=object) for r in releases]) if releases else \
+        np.zeros(0, dtype=object)
+    codes, values = pd.factorize(pd.Series(allv, dtype=object).astype(str), sort=True)
+    out, start = [], 0
+    for r in releases:
+        out.append(codes[start:start + len(r)].astype(np.int64))
+        start += len(r)
+    return out, np.asarray(values, dtype=object)
+
+
+@dataclass(frozen=True, eq=False)
+class Nodes:
+    """The aggregated groups of one release.
+
+    Attributes
+    ----------
+    lo, hi : (m, q) int32
+        The node's region (identical for all its rows).
+    masks : (m, s) uint64
+        Leaf bitsets of the ``subsets`` attributes listed in ``mask_columns`` (``s`` may be 0).
+    value : (m,) int64
+        Sensitive value (code of the common dictionary of :func:`sensitive_codes`).
+    cls : (m,) int64
+        Equivalence class (:attr:`Release.classes`).
+    count : (m,) int64
+        Number of rows.
+    region : (m,) int64
+        Index of the node's region among the release's distinct regions (``region_lo`` ...).
+    row_node : (n,) int64
+        Node of every row.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    masks: np.ndarray
+    mask_columns: tuple[int, ...]
+    value: np.ndarray
+    cls: np.ndarray
+    count: np.ndarray
+    region: np.ndarray
+    region_lo: np.ndarray
+    region_hi: np.ndarray
+    region_masks: np.ndarray
+    row_node: np.ndarray
+    class_sizes: np.ndarray
+
+    def __len__(self) -> int:
+        return int(len(self.count))
+
+    @property
+    def n_regions(self) -> int:
+        return int(len(self.region_lo))
+
+
+def _mask_matrix(release: Release) -> tuple[np.ndarray, tuple[int, ...]]:
+    cols = tuple(j for j, n in enumerate(release.quasi) if n in release.masks)
+    if not cols:
+        return np.zeros((len(release), 0), dtype=np.uint64), cols
+    return np.column_stack([np.asarray(release.masks[release.quasi[j]], dtype=np.uint64) for j in cols]), cols
+
+
+def aggregate(release: Release, value: np.ndarray) -> Nodes:
+    """Aggregate the rows of ``release`` into nodes (class, region, sensitive value) with counts.
+
+    ``O(n log n)``: one ``np.unique`` over the packed keys.
+    """
+    n, q = release.lo.shape
+    masks, mcols = _mask_matrix(release)
+    cls = np.asarray(release.classes, dtype=np.int64)
+    region_key = np.column_stack([release.lo.astype(np.int64), release.hi.astype(np.int64),
+                                  masks.view(np.int64)]) if n else np.zeros((0, 2 * q + len(mcols)), np.int64)
+    if n:
+        _, reg_first, reg_inv = np.unique(region_key, axis=0, return_index=True, return_inverse=True)
+        reg_inv = reg_inv.reshape(-1)
+    else:
+        reg_first = np.zeros(0, dtype=np.int64)
+        reg_inv = np.zeros(0, dtype=np.int64)
+    key = np.column_stack([cls, reg_inv, value]) if n else np.zeros((0, 3), np.int64)
+    if n:
+        uniq, first, inv, cnt = np.unique(key, axis=0, return_index=True, return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+    else:
+        uniq, first, inv, cnt = key, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return Nodes(lo=release.lo[first].astype(np.int32), hi=release.hi[first].astype(np.int32),
+                 masks=masks[first], mask_columns=mcols, value=uniq[:, 2].astype(np.int64),
+                 cls=uniq[:, 0].astype(np.int64), count=cnt.astype(np.int64), region=uniq[:, 1].astype(np.int64),
+                 region_lo=release.lo[reg_first].astype(np.int32), region_hi=release.hi[reg_first].astype(np.int32),
+                 region_masks=masks[reg_first], row_node=inv.astype(np.int64),
+                 class_sizes=np.asarray(release.class_sizes, dtype=np.int64))
+
+
+def regions_comparable(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray,
+                       m2: np.ndarray) -> np.ndarray:
+    """``(a, b)`` bool: region ``i`` of the first list intersects region ``k`` of the second (Definition 4.1
+    of Fung et al. for cuts; a non-empty intersection in general).  Computed in blocks of rows."""
+    a, b = len(lo1), len(lo2)
+    out = np.zeros((a, b), dtype=bool)
+    if not a or not b:
+        return out
+    q = max(lo1.shape[1], 1)
+    step = max(1, _BLOCK // max(1, b * q))
+    for s in range(0, a, step):
+        e = min(a, s + step)
+        blk = np.all((lo1[s:e, None, :] <= hi2[None, :, :]) & (lo2[None, :, :] <= hi1[s:e, None, :]), axis=-1)
+        for j in range(m1.shape[1]):
+            blk &= (m1[s:e, None, j] & m2[None, :, j]) != 0
+        out[s:e] = blk
+    return out
+
+
+def _contains(lo: np.ndarray, hi: np.ndarray, masks: np.ndarray, mask_columns: Sequence[int],
+              points: np.ndarray) -> np.ndarray:
+    """``(n_points, n_regions)`` bool: region contains point."""
+    out = np.all((lo[None, :, :] <= points[:, None, :]) & (points[:, None, :] <= hi[None, :, :]), axis=-1)
+    for jj, j in enumerate(mask_columns):
+        bit = np.left_shift(np.uint64(1), points[:, j].astype(np.uint64))
+        out &= (masks[None, :, jj] & bit[:, None]) != 0
+    return out
+
+
+def point_signatures(nodes: Sequence[Nodes], points: np.ndarray) -> list[list[frozenset]]:
+    """For every point, per release, the set of region indices containing it."""
+    points = np.asarray(points, dtype=np.int64)
+    per_release = []
+    for nd in nodes:
+        rows: list = []
+        step = max(1, _BLOCK // max(1, nd.n_regions * max(1, points.shape[1])))
+        for s in range(0, len(points), step):
+            blk = _contains(nd.region_lo, nd.region_hi, nd.region_masks, nd.mask_columns, points[s:s + step])
+            packed = np.packbits(blk, axis=1) if blk.shape[1] else np.zeros((len(blk), 1), np.uint8)
+            uniq, first, inv = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+            sets = [frozenset(np.flatnonzero(blk[f]).tolist()) for f in first]
+            rows.extend(sets[i] for i in inv.reshape(-1))
+        per_release.append(rows)
+    return [[per_release[j][i] for j in range(len(nodes))] for i in range(len(points))]
+
+
+# ---------------------------------------------------------------------- atoms
+@dataclass(frozen=True)
+class Atom:
+    """One cell signature of the arrangement of published regions.
+
+    ``signature[j]`` is the frozenset of region indices of release ``j`` that contain the cell; ``leaves[a]``
+    the leaf codes of attribute ``a`` the cell spans (the cell is the product of these sets, or a union of
+    such products with the same signature: ``leaves`` then describes one of them); ``point`` one raw point
+    of the cell (leaf codes).
+    """
+
+    signature: tuple[frozenset, ...]
+    point: tuple[int, ...]
+    leaves: tuple[tuple[int, ...], ...] = field(compare=False)
+
+
+def _elementary(values: list[tuple[int, int, int]], n_leaves: int, is_mask: bool) -> tuple[np.ndarray, list[int]]:
+    """Leaves -> elementary class, and each value's bitset over elementary classes."""
+    member = np.zeros((n_leaves, len(values)), dtype=bool)
+    leaves = np.arange(n_leaves)
+    for k, (lo, hi, m) in enumerate(values):
+        inside = (leaves >= lo) & (leaves <= hi)
+        if is_mask:
+            inside &= np.array([(m >> int(c)) & 1 == 1 for c in leaves], dtype=bool)
+        member[:, k] = inside
+    packed = np.packbits(member, axis=1) if len(values) else np.zeros((n_leaves, 1), np.uint8)
+    _, elem = np.unique(packed, axis=0, return_inverse=True)
+    elem = elem.reshape(-1)
+    bits = []
+    for k in range(len(values)):
+        b = 0
+        for e in np.unique(elem[member[:, k]]):
+            b |= 1 << int(e)
+        bits.append(b)
+    return elem, bits
+
+
+def atoms(nodes: Sequence[Nodes], domain_sizes: Sequence[int], *, seed_release: int = -1) -> list[Atom]:
+    """Every distinct signature of a point lying in some region of ``seed_release`` (default: the last
+    release, which every individual of a continuous-publishing sequence appears in).
+
+    Regions are refined box by box (a box minus a box is at most ``q`` boxes); cells with the same signature
+    are merged.  For partitions (cuts, Mondrian) the number of cells is the number of intersecting region
+    tuples.
+    """
+    q = len(domain_sizes)
+    n_rel = len(nodes)
+    seed_release = seed_release % n_rel
+    mask_cols = set(nodes[0].mask_columns) if nodes else set()
+    # per attribute: distinct values over all regions of all releases
+    proj: list[list[tuple[int, ...]]] = [[] for _ in range(n_rel)]
+    elems: list[np.ndarray] = []
+    per_attr_bits: list[dict] = []
+    for j in range(q):
+        vals: dict[tuple[int, int, int], int] = {}
+        for nd in nodes:
+            mpos = nd.mask_columns.index(j) if j in nd.mask_columns else None
+            for r in range(nd.n_regions):
+                m = int(nd.region_masks[r, mpos]) if mpos is not None else 0
+                vals.setdefault((int(nd.region_lo[r, j]), int(nd.region_hi[r, j]), m), len(vals))
+        keys = list(vals)
+        elem, bits = _elementary(keys, int(domain_sizes[j]), j in mask_cols)
+        elems.append(elem)
+        per_attr_bits.append({k: bits[i] for i, k in enumerate(keys)})
+    for ri, nd in enumerate(nodes):
+        for r in range(nd.n_regions):
+            box = []
+            for j in range(q):
+                mpos = nd.mask_columns.index(j) if j in nd.mask_columns else None
+                m = int(nd.region_masks[r, mpos]) if mpos is not None else 0
+                box.append(per_attr_bits[j][(int(nd.region_lo[r, j]), int(nd.region_hi[r, j]), m)])
+            proj[ri].append(tuple(box))
+    found: dict[tuple, tuple] = {}
+    seed = nodes[seed_release]
+    comps = [regions_comparable(seed.region_lo, seed.region_hi, seed.region_masks, nd.region_lo, nd.region_hi,
+                                nd.region_masks) for nd in nodes]
+    for r in range(seed.n_regions):
+        sig0 = [set() for _ in range(n_rel)]
+        sig0[seed_release].add(r)
+        pieces = [(proj[seed_release][r], tuple(frozenset(s) for s in sig0))]
+        for ri in range(n_rel):
+            for o in np.flatnonzero(comps[ri][r]):
+                o = int(o)
+                if ri == seed_release and o == r:
+                    continue
+                ob = proj[ri][o]
+                new = []
+                for box, sig in pieces:
+                    inter = tuple(x & y for x, y in zip(box, ob))
+                    if not all(inter):
+                        new.append((box, sig))
+                        continue
+                    nsig = sig[:ri] + (sig[ri] | {o},) + sig[ri + 1:]
+                    new.append((inter, nsig))
+                    for j in range(q):
+                        d = box[j] & ~ob[j]
+                        if d:
+                            new.append((inter[:j] + (d,) + box[j + 1:], sig))
+                pieces = new
+        for box, sig in pieces:
+            if sig not in found:
+                found[sig] = box
+    out = []
+    for sig, box in found.items():
+        leaves = []
+        for j in range(q):
+            bits = box[j]
+            leaves.append(tuple(int(c) for c in np.flatnonzero([(bits >> int(e)) & 1 for e in elems[j]])))
+        out.append(Atom(signature=sig, point=tuple(lv[0] for lv in leaves), leaves=tuple(leaves)))
+    out.sort(key=lambda a: a.point)
+    return out
+
+
+def leaf_labels(release: Release, codes: Sequence[Sequence[int]]) -> dict[str, str]:
+    """Labels of a cell given per attribute as a set of leaf codes: a leaf, a hierarchy node, an interval or
+    ``{a,b}``."""
+    out = {}
+    for a, cs in zip(release.qi_attributes, codes):
+        cs = sorted(int(c) for c in cs)
+        h = a.hierarchy
+        if len(cs) == 1:
+            out[a.name] = h.leaves[cs[0]]
+            continue
+        contiguous = cs[-1] - cs[0] + 1 == len(cs)
+        label = None
+        if contiguous:
+            try:
+                label = h.label(cs[0], cs[-1], allow_intervals=a.allows_intervals or None)
+            except ValueError:
+                label = None
+        out[a.name] = label if label is not None else "{" + ",".join(h.leaves[c] for c in cs) + "}"
+    return out

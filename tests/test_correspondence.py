@@ -1,0 +1,496 @@
+"""Correspondence attacks (Fung, Wang, Fu, Pei, EDBT 2008): golden numbers of Example 1.1, closed forms
+against the exact engines, the exact engines against brute force over all generators, witnesses, and the
+theorems - with the counterexamples where they do not hold beyond their assumptions."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attacks import ATTACKS
+from attacks.correspondence import Correspondence, is_cut
+from attacks.correspondence_closed import (B_class, C_pair, F_pair, b_crack, c_crack, compose_bc, compose_bf,
+                                           f_crack, micro_f, sequence_crack)
+from multirelease.errors import InputError
+from multirelease.hierarchy import Hierarchy
+from multirelease.release import Release, release_from_frame
+from multirelease.scenario import load_scenario, run_scenario
+from multirelease.schema import Attribute, Schema
+from multirelease.sequence import Adversary, SequenceView
+from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "scenarios" / "fung_example_1_1.yaml"
+
+
+def fast(n: int) -> settings:
+    """``n`` examples in the default (``dev``) profile, scaled with the active profile (``ci`` 30 / ``dev`` 60 /
+    ``thorough`` 300 examples), no deadline: the suite stays under a minute by default."""
+    scale = settings.default.max_examples / 60
+    return settings(settings.default, max_examples=max(5, int(n * scale)), deadline=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+# ---------------------------------------------------------------------- helpers
+def view_of(releases, population=()) -> SequenceView:
+    return SequenceView(tuple(releases), Adversary(correspondence=True, quasi_identifiers="none"),
+                        tuple(population))
+
+
+def attack(releases, **params):
+    return Correspondence(**params).run(view_of(releases))
+
+
+def rows_of(result):
+    """``(qid, t) -> (F, C, B)`` anonymity of every target row."""
+    out = {}
+    for r in result.targets:
+        key = (tuple(sorted(r["qid"].items())), r["timestamp"], r.get("target"))
+        out[key] = tuple(r[f]["anonymity"] if f in r else None for f in "FCB")
+    return out
+
+
+@st.composite
+def sequences(draw, kind, n_releases=2, max_new=3, max_leaves=5, max_quasi=2, subsets=False):
+    """Releases ``R_i`` of ``D_1 u .. u D_i`` (continuous publishing), each generalized by ``kind``."""
+    schema = draw(schemas(max_quasi=max_quasi, max_leaves=max_leaves, max_sensitive=2, subsets=subsets))
+    sizes = [draw(st.integers(1, max_new)) for _ in range(n_releases)]
+    table = draw(raw_tables(schema, min_size=sum(sizes), max_size=sum(sizes)))
+    rels = []
+    for i in range(n_releases):
+        rels.append(draw(kind(table.subset(table.ids[:sum(sizes[:i + 1])])))[0])
+    return rels
+
+
+def _release(schema: Schema, rows: list[dict]) -> Release:
+    return release_from_frame(schema, pd.DataFrame(rows, dtype=object))
+
+
+# ---------------------------------------------------------------------- brute force over all generators
+def _leafsets(release: Release) -> list[list[frozenset]]:
+    out = []
+    for i in range(len(release)):
+        cells = []
+        for j, name in enumerate(release.quasi):
+            leaves = set(range(int(release.lo[i, j]), int(release.hi[i, j]) + 1))
+            if name in release.masks:
+                m = int(release.masks[name][i])
+                leaves = {c for c in leaves if (m >> c) & 1}
+            cells.append(frozenset(leaves))
+        out.append(cells)
+    return out
+
+
+def brute_force(releases) -> dict:
+    """Definitions 3.1, 3.3, 3.5 (and their chain reading for n releases) by enumerating every generator:
+    every injective buddy map ``R_j -> R_{j+1}`` with equal sensitive values, kept when every chain of buddies
+    has a common instantiation; targets are all points of the QI space with every timestamp they can have.
+    Returns ``{(point, t): {family: min anonymity}}`` and FA, CA, BA."""
+    n = len(releases)
+    cells = [_leafsets(r) for r in releases]
+    sens = [list(r.sensitive) for r in releases]
+    classes = [r.classes for r in releases]
+    q = len(releases[0].quasi)
+    domains = [range(a.domain_size) for a in releases[0].qi_attributes]
+    maps_per_step = []
+    for j in range(n - 1):
+        a, b = len(releases[j]), len(releases[j + 1])
+        maps = []
+        for perm in itertools.permutations(range(b), a):
+            if all(sens[j][i] == sens[j + 1][k] for i, k in enumerate(perm)):
+                maps.append(perm)
+        maps_per_step.append(maps)
+    generators = []  # per generator: per release, per record: (timestamp, common cells of its chain)
+    for combo in itertools.product(*maps_per_step):
+        # chains: start at every record not hit by the previous map
+        info = [[None] * len(r) for r in releases]
+        ok = True
+        for j in range(n):
+            hit = set(combo[j - 1]) if j else set()
+            for i in range(len(releases[j])):
+                if i in hit:
+                    continue
+                chain = [(j, i)]
+                while chain[-1][0] < n - 1:
+                    jj, ii = chain[-1]
+                    chain.append((jj + 1, combo[jj][ii]))
+                common = [frozenset.intersection(*[cells[jj][ii][x] for jj, ii in chain]) for x in range(q)]
+                if not all(common):
+                    ok = False
+                    break
+                for jj, ii in chain:
+                    info[jj][ii] = (j + 1, common)
+            if not ok:
+                break
+        if ok:
+            generators.append(info)
+    assert generators, "the true data is a generator"
+    out = {}
+    best = {"F": None, "C": None, "B": None}
+    for p in itertools.product(*domains):
+        for t in range(1, n + 1):
+            if any(not any(all(p[x] in cells[l][i][x] for x in range(q)) for i in range(len(releases[l])))
+                   for l in range(t - 1, n)):
+                continue
+            fams = {}
+            for j in range(t, n + 1):
+                rel = releases[j - 1]
+                for c in range(rel.n_classes):
+                    rows = np.flatnonzero(classes[j - 1] == c)
+                    if not any(all(p[x] in cells[j - 1][i][x] for x in range(q)) for i in rows):
+                        continue
+                    cand = 0
+                    for v in sorted({sens[j - 1][i] for i in rows}):
+                        grp = [i for i in rows if sens[j - 1][i] == v]
+                        cand += max(sum(1 for i in grp if gen[j - 1][i][0] == t and
+                                        all(p[x] in gen[j - 1][i][1][x] for x in range(q)))
+                                    for gen in generators)
+                    for fam in (("C",) if j > t else tuple(f for f, ok in (("F", t < n), ("B", t >= 2)) if ok)):
+                        fams[fam] = min(fams.get(fam, cand), cand)
+            out[(p, t)] = fams
+            for fam, v in fams.items():
+                best[fam] = v if best[fam] is None else min(best[fam], v)
+    return {"targets": out, "FA": best["F"], "CA": best["C"], "BA": best["B"]}
+
+
+def check_against_brute_force(releases):
+    truth = brute_force(releases)
+    quasi = releases[0].quasi
+    attrs = releases[0].qi_attributes
+    given = [{"qid": {a.name: a.hierarchy.leaves[c] for a, c in zip(attrs, p)}, "timestamp": t}
+             for (p, t) in truth["targets"]]
+    res = attack(releases, targets=given) if given else attack(releases)
+    assert res.exact
+    for metric in ("FA", "CA", "BA"):
+        assert res.summary.get(metric) == truth[metric], (metric, res.summary, truth)
+    got = {r["target"]: r for r in res.targets if "target" in r}
+    for i, ((p, t), fams) in enumerate(truth["targets"].items(), 1):
+        for fam in "FCB":
+            have = got[i][fam]["anonymity"] if fam in got[i] else None
+            assert have == fams.get(fam), (p, t, fam, have, fams, quasi)
+
+
+# ---------------------------------------------------------------------- witness checker
+def check_witness(releases, res):
+    """Every worst case comes with a valid generator whose count of representing records equals the
+    reported candidates (class size minus crack)."""
+    n = len(releases)
+    for fam, w in res.worst.items():
+        g = w["generator"]
+        nodes = {int(k): v for k, v in g["nodes"].items()}
+        used = {j: np.zeros(len(v), np.int64) for j, v in nodes.items()}
+        target = w["point"]  # the raw point of the target's cell the chains are instantiated at
+        represent = 0
+        for b in g["buddies"]:
+            chain = {1: b["r1"], 2: b["r2"]} if "r1" in b else {int(k): v for k, v in b["chain"].items()}
+            start = min(chain) if "timestamp" not in b else b["timestamp"]
+            assert sorted(chain) == list(range(start, n + 1))
+            vals = {nodes[j][i]["sensitive"] for j, i in chain.items()}
+            assert len(vals) == 1, "buddies agree on the sensitive value"
+            for j, i in chain.items():
+                used[j][i] += b["count"]
+                node = nodes[j][i]
+                rel = releases[j - 1]
+                for a in rel.qi_attributes:
+                    lo, hi, m = a.parse_cell(node["qi"][a.name])
+                    c = a.hierarchy.code(b["at"][a.name])
+                    assert lo <= c <= hi and (not a.is_subsets or (m >> c) & 1), "instantiation inside region"
+            j = w["release"]
+            if j in chain and nodes[j][chain[j]]["class"] == w["class"] and start == w["timestamp"] \
+                    and b["at"] == target:
+                represent += b["count"]
+        for s in g["start"]:
+            assert s["release"] == n
+            used[n][s["node"]] += s["count"]
+            if w["release"] == n and w["timestamp"] == n and nodes[n][s["node"]]["class"] == w["class"] \
+                    and s["at"] == target:
+                represent += s["count"]
+        for j, arr in used.items():
+            assert (arr == np.array([x["count"] for x in nodes[j]])).all(), "every record used exactly once"
+        assert represent == w["anonymity"], (fam, represent, w["anonymity"])
+
+
+# ---------------------------------------------------------------------- golden: Example 1.1
+def test_example_1_1_scenario_passes():
+    run = run_scenario(load_scenario(SCENARIO))
+    assert run.verdict == "pass", [(e.text, v) for e, v, h in run.judged if not h]
+    res = run.results["correspondence"]
+    assert res.exact
+    assert (res.summary["FA"], res.summary["CA"], res.summary["BA"]) == (4, 4, 4)
+    check_witness(run.sequence.releases, res)
+
+
+def test_example_1_1_closed_forms():
+    # Example 4.1: g1 = 3 Flu vs g2 = 2, g'1 = 2 HIV vs g'2 = 3
+    assert f_crack(3, 2) == 1 and f_crack(2, 3) == 0
+    assert F_pair({"Flu": 3, "HIV": 2}, {"Flu": 2, "HIV": 3}) == 1
+    # Example 4.2
+    assert c_crack(3, 2) == 0 and c_crack(2, 3) == 1
+    assert C_pair({"Flu": 3, "HIV": 2}, {"Flu": 2, "HIV": 3}) == 1
+    # Example 4.3: |G1| - (|G2| - |g2|) = 3 - (5 - 3) = 1 and 2 - (5 - 2) < 0
+    assert b_crack(3, 3, 5) == 1 and b_crack(2, 2, 5) == 0
+    assert B_class({"Flu": 3, "HIV": 2}, {"Flu": 3, "HIV": 2}, {"Flu": 5, "HIV": 5}) == 1
+    # Theorem 4.4 (1): |G2| < |g2| -> 0
+    assert b_crack(4, 0, 3) == 0
+
+
+def test_example_1_1_closed_form_method_agrees():
+    sc = load_scenario(SCENARIO)
+    rels = [s.given for s in sc.steps]
+    assert all(is_cut(r) for r in rels)
+    exact = attack(rels, witness=False)
+    closed = attack(rels, method="closed_form")
+    assert closed.exact and rows_of(closed) == rows_of(exact)
+
+
+def test_section_7_1_closed_forms():
+    # micro F over two background releases: |g1| - min(|g1|, |g2|, |g3|)
+    assert micro_f(5, [4, 2]) == 3
+    # Case 1: x_B then F on the reduced group; Case 2: x_B then C on g_l
+    assert compose_bf(1, 4, [2]) == 1 + (3 - 2)
+    assert compose_bc(2, 4, 3) == 3 - min(2, 3)
+    assert sequence_crack(1, 1, [np.array([3]), np.array([2]), np.array([1])]).tolist() == [2]
+    assert sequence_crack(2, 3, [np.array([0]), np.array([4]), np.array([3])], [np.array([2])]).tolist() == [1]
+
+
+def test_registry_and_applies():
+    assert ATTACKS["correspondence"] is Correspondence
+    sc = load_scenario(SCENARIO)
+    rels = tuple(s.given for s in sc.steps)
+    assert Correspondence().applies(view_of(rels))
+    no_knowledge = SequenceView(rels, Adversary(correspondence=False))
+    assert not Correspondence().applies(no_knowledge)
+    with pytest.raises(InputError):
+        Correspondence().run(no_knowledge)
+    assert not Correspondence().applies(view_of(rels[:1]))
+    assert "F_3_HIV" in Correspondence.metrics and "FA" in Correspondence.metrics
+    assert "G_1" not in Correspondence.metrics
+    assert Correspondence(k=5).default_requirements() == ["correspondence.FA >= 5", "correspondence.CA >= 5",
+                                                          "correspondence.BA >= 5"]
+
+
+def test_bad_targets_parameter():
+    with pytest.raises(InputError, match="targets"):
+        Correspondence(targets=[{"qid": "France"}])
+    sc = load_scenario(SCENARIO)
+    rels = [s.given for s in sc.steps]
+    with pytest.raises(InputError, match="Job"):
+        attack(rels, targets=[{"qid": {"Birthplace": "France"}, "timestamp": 1}])
+    with pytest.raises(InputError, match="not a leaf"):
+        attack(rels, targets=[{"qid": {"Birthplace": "Mars", "Job": "Lawyer"}, "timestamp": 1}])
+
+
+def test_population_targets():
+    """With snapshots, targets are the individuals' QI tuples with their first-release timestamps."""
+    sc = load_scenario(SCENARIO)
+    rels = [s.given for s in sc.steps]
+    schema = rels[0].schema
+    from multirelease.table import Table
+
+    d1 = [("a1", "UK", "Lawyer"), ("a2", "UK", "Lawyer"), ("a3", "UK", "Lawyer"), ("a4", "France", "Lawyer"),
+          ("a5", "France", "Lawyer")]
+    d2 = [("b6", "France", "Lawyer"), ("b7", "France", "Doctor"), ("b8", "France", "Doctor"),
+          ("b9", "UK", "Doctor"), ("b10", "UK", "Lawyer")]
+
+    def table(rows):
+        frame = pd.DataFrame([{"Birthplace": b, "Job": j, "Disease": "Flu"} for _, b, j in rows], dtype=object)
+        t = Table.from_frame(schema, frame)
+        t.frame.index = pd.Index([r[0] for r in rows], name="id")
+        return t
+
+    pop = (table(d1), table(d1 + d2))
+    res = Correspondence(witness=False).run(view_of(rels, pop))
+    got = {(r["qid"]["Birthplace"], r["qid"]["Job"], r["timestamp"]): r for r in res.targets}
+    assert set(got) == {("UK", "Lawyer", 1), ("France", "Lawyer", 1), ("France", "Lawyer", 2),
+                        ("France", "Doctor", 2), ("UK", "Doctor", 2), ("UK", "Lawyer", 2)}
+    assert got[("France", "Lawyer", 1)]["F"]["crack"] == 1  # Alice of Scenario I
+    assert got[("UK", "Lawyer", 2)]["B"]["crack"] == 1  # Alice of Scenario III
+    assert res.summary["FA"] == 4 and res.summary["BA"] == 4
+
+
+# ---------------------------------------------------------------------- exact engine vs brute force
+@fast(25)
+@given(st.data())
+def test_two_releases_exact_equals_brute_force(data):
+    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
+    rels = data.draw(sequences(kind, 2, max_new=3, max_leaves=4))
+    check_against_brute_force(rels)
+
+
+@fast(10)
+@given(st.data())
+def test_three_releases_exact_equals_brute_force(data):
+    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
+    schema = data.draw(schemas(max_quasi=2, max_leaves=3, max_sensitive=2, subsets=False))
+    sizes = [data.draw(st.integers(1, 2)), 1, data.draw(st.integers(1, 2))]
+    table = data.draw(raw_tables(schema, min_size=sum(sizes), max_size=sum(sizes)))
+    rels = [data.draw(kind(table.subset(table.ids[:sum(sizes[:i + 1])])))[0] for i in range(3)]
+    check_against_brute_force(rels)
+
+
+# ---------------------------------------------------------------------- closed forms vs exact (cuts)
+@fast(40)
+@given(sequences(cut_releases, 2, max_new=6, max_leaves=8, max_quasi=3, subsets=True))
+def test_closed_forms_equal_exact_on_cut_pairs(rels):
+    """Theorems 4.2 - 4.4 are exact under cut generalization; so is FA = CA (Theorem 4.5)."""
+    exact = attack(rels)
+    closed = attack(rels, method="closed_form")
+    assert exact.exact and closed.exact
+    assert rows_of(exact) == rows_of(closed)
+    for m in ("FA", "CA", "BA"):
+        assert exact.summary.get(m) == closed.summary.get(m)
+    if "FA" in exact.summary:
+        assert exact.summary["FA"] == exact.summary["CA"]  # Theorem 4.5
+    check_witness(rels, exact)
+
+
+@fast(20)
+@given(sequences(cut_releases, 3, max_new=3, max_leaves=5))
+def test_closed_forms_bound_exact_on_cut_triples(rels):
+    """Section 7.1's micro attacks and compositions are sound inferences: the exact crack is never smaller
+    (anonymity never larger).  They are *not* complete: see the counterexample below."""
+    exact = attack(rels)
+    closed = attack(rels, method="closed_form")
+    assert exact.exact and not closed.exact
+    re_, rc = rows_of(exact), rows_of(closed)
+    assert re_.keys() == rc.keys()
+    for key in re_:
+        for a, b in zip(re_[key], rc[key]):
+            assert (a is None) == (b is None) and (a is None or a <= b), (key, re_[key], rc[key])
+    check_witness(rels, exact)
+
+
+def _flu_schema():
+    return Schema((Attribute("age", "quasi", Hierarchy.from_nested("age", ["0", "1"])),
+                   Attribute("zip", "quasi", Hierarchy.from_nested("zip", ["0", "1"])),
+                   Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu", "HIV"]))))
+
+
+def test_counterexample_section_7_1_compositions_are_not_complete():
+    """Three cut releases where the exact engine cracks more than every micro attack and composition of
+    section 7.1.  R1: 3 x [0, 0]; R2: 4 x [0, *]; R3: 3 x [0, 0] + 2 x [0, 1], all flu.  The three T1
+    individuals sit at zip 0 and fill all three zip-0 records of R3, so an individual arriving at T2 is at
+    zip 1: a target [0, 0] at T2 matches 4 records of R2 and none can be its record (crack 4, anonymity 0).
+    Pairwise reasoning finds B-attack(R1, R2) = 3 - (4 - 4) = 3, then F-attack(g'2 = 1, g3 = 3) = 0: crack 3."""
+    s = _flu_schema()
+    r1 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}] * 3)
+    r2 = _release(s, [{"age": "0", "zip": "*", "disease": "flu"}] * 4)
+    r3 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}] * 3 + [{"age": "0", "zip": "1", "disease": "flu"}] * 2)
+    target = [{"qid": {"age": "0", "zip": "0"}, "timestamp": 2}]
+    exact = attack([r1, r2, r3], targets=target)
+    closed = attack([r1, r2, r3], targets=target, method="closed_form")
+    assert exact.exact and exact.summary["B_1"] == 4 and exact.summary["F_1"] == 4
+    assert closed.summary["B_1"] == 3
+    assert closed.summary["F_1"] == 3
+    assert exact.summary["FA"] == 0 and closed.summary["FA"] == 1  # over all targets
+    check_against_brute_force([r1, r2, r3])
+
+
+def test_counterexample_theorem_4_5_fails_under_local_recoding():
+    """FA = CA (Theorem 4.5) needs every target to match one class per release.  Local recoding: R1 =
+    [v0, flu]; R2 = [v0, flu], [*, HIV].  A target at T1 is at v0 and matches both classes of R2; the class
+    [*] holds only HIV, which no R1 record has, so the C-attack cracks it completely (anonymity 0) while
+    the F-attack leaves R1's record (FA = 1)."""
+    s = Schema((Attribute("age", "quasi", Hierarchy.from_nested("age", ["v0", "v1"])),
+                Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu", "HIV"]))))
+    r1 = _release(s, [{"age": "v0", "disease": "flu"}])
+    r2 = _release(s, [{"age": "v0", "disease": "flu"}, {"age": "*", "disease": "HIV"}])
+    res = attack([r1, r2])
+    assert res.exact and res.summary["FA"] == 1 and res.summary["CA"] == 0
+    check_against_brute_force([r1, r2])
+
+
+@fast(25)
+@given(sequences(mondrian_regions, 2, max_new=4, max_leaves=5))
+def test_fa_equals_ca_with_disjoint_classes(rels):
+    """Theorem 4.5 survives Mondrian regions (classes of a release disjoint): every target matches one class
+    per release and both attacks maximize the flow on the same arcs (Lemma 4.4 per class pair)."""
+    res = attack(rels, witness=False)
+    assert res.summary.get("FA") == res.summary.get("CA")
+
+
+# ---------------------------------------------------------------------- Theorem 5.1
+def _specialize(release: Release, truth, table, rng_pick: int) -> Release | None:
+    """Specialize one non-leaf cut value of one attribute of ``release`` to its children (global)."""
+    for j, a in enumerate(release.qi_attributes):
+        h = a.hierarchy
+        ranges = sorted({(int(x), int(y)) for x, y in zip(release.lo[:, j], release.hi[:, j]) if x != y})
+        if not ranges:
+            continue
+        lo_, hi_ = ranges[rng_pick % len(ranges)]
+        node = h._range_index.get((lo_, hi_), 0 if (lo_, hi_) == (0, h.n_leaves - 1) else None)
+        if node is None or not h.children[node]:
+            continue
+        col = list(table.schema.quasi).index(a.name)
+        ids = list(table.ids)
+        codes = np.array([table.qi_codes[ids.index(p), col] for p in truth.person])
+        lo, hi = release.lo.copy(), release.hi.copy()
+        masks = {k: v.copy() for k, v in release.masks.items()}
+        for child in h.children[node]:
+            sel = (release.lo[:, j] == lo_) & (release.hi[:, j] == hi_) & (codes >= h.node_lo[child]) & \
+                (codes <= h.node_hi[child])
+            lo[sel, j], hi[sel, j] = h.node_lo[child], h.node_hi[child]
+            if a.name in masks:
+                masks[a.name][sel] = np.uint64(((1 << int(h.node_hi[child] - h.node_lo[child] + 1)) - 1)
+                                               << int(h.node_lo[child]))
+        from dataclasses import replace
+
+        return replace(release, lo=lo, hi=hi, masks=masks)
+    return None
+
+
+@fast(30)
+@given(st.data())
+def test_theorem_5_1_pointwise_specializing_r2_never_increases_anonymity(data):
+    """Theorem 5.1 target by target: for every target that exists before and after a specialization of a
+    cut R2, the F-, C- and B-anonymity after cracking never increases.  (The global FA / CA / BA can
+    increase when targets disappear - see the counterexample below.)"""
+    schema = data.draw(schemas(max_quasi=2, max_leaves=5, max_sensitive=2, subsets=False))
+    n1 = data.draw(st.integers(1, 4))
+    n2 = data.draw(st.integers(1, 4))
+    table = data.draw(raw_tables(schema, min_size=n1 + n2, max_size=n1 + n2))
+    r1 = data.draw(cut_releases(table.subset(table.ids[:n1])))[0]
+    r2, truth = data.draw(cut_releases(table))
+    spec = _specialize(r2, truth, table, data.draw(st.integers(0, 10)))
+    if spec is None:
+        return
+    attrs = r1.qi_attributes
+    targets = [{"qid": {a.name: a.hierarchy.leaves[c] for a, c in zip(attrs, p)}, "timestamp": t}
+               for p in itertools.product(*[range(a.domain_size) for a in attrs]) for t in (1, 2)]
+    before = {r["target"]: r for r in attack([r1, r2], witness=False, targets=targets).targets if "target" in r}
+    after = {r["target"]: r for r in attack([r1, spec], witness=False, targets=targets).targets if "target" in r}
+    for i, row in after.items():
+        for fam in "FCB":
+            if fam in row and fam in before[i]:
+                assert row[fam]["anonymity"] <= before[i][fam]["anonymity"], (i, fam, before[i], row)
+
+
+def test_counterexample_theorem_5_1_global_fa_can_increase():
+    """Theorem 5.1 (FA, CA, BA non-increasing under specialization of R2) fails as stated when a
+    specialization leaves no non-empty child of a class comparable to some qid1: the proof replaces
+    F(qid1, qid2) by the F(qid1, qid2^i) of comparable children, but there may be none.  R1 = [0, *] flu;
+    R2 = 2 x [*, 0] flu, [*, 1] HIV.  The target [0, 1] at T1 matches ([0, *], [*, 1]), whose groups share no
+    value: F = 1, anonymity 0 (FA = CA = 0).  Specializing age in R2 (* -> 0, 1) gives [0, 0] x 2, [1, 1]:
+    no class of R2 is comparable to [0, *] at zip 1 any more, the target is gone and FA = CA = 1."""
+    s = _flu_schema()
+    r1 = _release(s, [{"age": "0", "zip": "*", "disease": "flu"}])
+    r2 = _release(s, [{"age": "*", "zip": "0", "disease": "flu"}] * 2 + [{"age": "*", "zip": "1", "disease": "HIV"}])
+    r2s = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}] * 2 + [{"age": "1", "zip": "1", "disease": "HIV"}])
+    before, after = attack([r1, r2]), attack([r1, r2s])
+    assert (before.summary["FA"], before.summary["CA"]) == (0, 0)
+    assert (after.summary["FA"], after.summary["CA"]) == (1, 1)
+    assert attack([r1, r2], method="closed_form").summary["FA"] == 0  # the closed forms say the same
+    check_against_brute_force([r1, r2])
+
+
+def test_no_generator_is_bad_input():
+    s = _flu_schema()
+    r1 = _release(s, [{"age": "0", "zip": "0", "disease": "HIV"}])
+    r2 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}])
+    with pytest.raises(InputError, match="no generator"):
+        attack([r1, r2])
