@@ -36,7 +36,10 @@ def compute_release_metrics(release: Release, snapshot: Table | None) -> dict[st
             out["l_entropy"] = float(entropy_l(counts).min())
     original = None
     if snapshot is not None:
-        original = len(snapshot)
+        # |T| of the suppression variants; a publisher may add real records the snapshot lacks (BPG's "dirty
+        # records", Barbosa et al. section 6): they count in |T| as well
+        n_fake = int(sum(release.counterfeits.values())) if release.counterfeits else 0
+        original = max(len(snapshot), len(release) - n_fake)
     out.update(release_metrics(release, snapshot=snapshot, original_size=original))
     if release.counterfeits:
         out["counterfeits"] = int(sum(release.counterfeits.values()))

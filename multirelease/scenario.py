@@ -50,7 +50,7 @@ class Scenario:
     schema: Schema
     data: Table | None
     dynamics: dict[int, Change]
-    transitions: Any
+    transitions: Any  # a multirelease.transitions.TransitionModel, or None
     steps: list[ReleaseStep]
     adversary: Adversary
     attacks: list[tuple[str, Any]]
@@ -112,7 +112,18 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     for i, item in enumerate(releases, 1):
         steps.append(_load_step(i, item, schema, data, base, source, PUBLISHERS))
 
-    dynamics = _load_dynamics(doc.get("dynamics"), schema, data, len(steps), base, source)
+    from .transitions import load_transitions
+
+    transitions = load_transitions(doc.get("transitions"), schema, source=source)
+    for step in steps:  # publishers that need the public update model (m-Distinct) get the scenario's
+        bind = getattr(step.publisher, "bind_transitions", None)
+        if bind is not None:
+            bind(transitions)
+    dyn_spec = doc.get("dynamics")
+    if isinstance(dyn_spec, Mapping) and "stream" in dyn_spec:
+        data, dynamics = _load_stream(dyn_spec, schema, data, len(steps), transitions, seed, source)
+    else:
+        dynamics = _load_dynamics(dyn_spec, schema, data, len(steps), base, source)
     table = data
     for idx, change in dynamics.items():  # validate every change against the table it will meet
         table = table.apply(change)
@@ -150,7 +161,7 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
 
     name = doc.get("name") or Path(path).stem
     return Scenario(path=Path(path), name=str(name), description=str(doc.get("description") or ""), seed=seed,
-                    schema=schema, data=data, dynamics=dynamics, transitions=doc.get("transitions"), steps=steps,
+                    schema=schema, data=data, dynamics=dynamics, transitions=transitions, steps=steps,
                     adversary=adversary, attacks=attacks, expect=expect)
 
 
@@ -271,6 +282,24 @@ def _load_dynamics(spec: Any, schema: Schema, data: Table | None, n_releases: in
         if out[idx].insert is not None:
             next_id += len(out[idx].insert)
     return dict(sorted(out.items()))
+
+
+def _load_stream(spec: Mapping, schema: Schema, data: Table | None, n_releases: int, transitions, seed: int,
+                 source: str) -> tuple[Table, dict[int, Change]]:
+    """``dynamics: {stream: {...}}`` - a generated update stream (multirelease.dynamics); the first snapshot
+    (a sample of ``data``) replaces ``data``."""
+    from .dynamics import generate_stream, load_stream
+
+    if set(spec) != {"stream"}:
+        other = sorted(str(k) for k in spec if k != "stream")[0]
+        raise InputError("a generated stream cannot be mixed with explicit changes", file=source,
+                         key=f"dynamics.{other}")
+    if data is None:
+        raise InputError("dynamics need the raw table: give 'data'", file=source, key="dynamics")
+    params = load_stream(spec["stream"], schema, source=source)
+    stream_seed = seed if params["seed"] is None else params["seed"]
+    rng = np.random.default_rng([stream_seed, 5])
+    return generate_stream(data, n_releases, params, transitions, rng, source=source)
 
 
 def _text(v: Any) -> str:

@@ -28,7 +28,10 @@ def composite_sensitive(frame: pd.DataFrame, names: Sequence[str]) -> np.ndarray
         return np.full(len(frame), "", dtype=object)
     if len(names) == 1:
         return frame[names[0]].to_numpy(dtype=object)
-    return frame[list(names)].astype(str).agg(COMPOSITE_SEPARATOR.join, axis=1).to_numpy(dtype=object)
+    out = frame[names[0]].astype(str)
+    for name in names[1:]:  # column-wise concatenation (a row-wise join is ~50x slower on Adult)
+        out = out + COMPOSITE_SEPARATOR + frame[name].astype(str)
+    return out.to_numpy(dtype=object)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,6 +131,9 @@ class Table:
         frame = frame.drop(index=list(change.delete))
         if change.update:
             frame = frame.copy()
+            # validate every cell first (same messages, same order as cell by cell), then assign one column at a
+            # time: generated update streams touch tens of thousands of cells per release
+            columns: dict[str, tuple[list, list]] = {}
             for rid, values in change.update.items():
                 if rid not in frame.index:
                     raise InputError(f"cannot update unknown record '{rid}'", file=change.source, key=change.key)
@@ -139,7 +145,14 @@ class Table:
                     if h is not None and v not in h._leaf_index:
                         raise InputError(f"value '{v}' of '{attr}' is not in its hierarchy",
                                          file=change.source, key=change.key)
-                    frame.at[rid, attr] = v
+                    ids, vals = columns.setdefault(attr, ([], []))
+                    ids.append(rid)
+                    vals.append(v)
+            for attr, (ids, vals) in columns.items():
+                pos = frame.index.get_indexer(ids)
+                col = frame[attr].to_numpy(dtype=object, copy=True)
+                col[pos] = vals
+                frame[attr] = col
         if change.insert is not None and len(change.insert):
             dup = change.insert.index.intersection(frame.index)
             if len(dup):
@@ -202,16 +215,33 @@ class Change:
 
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
                first_id: int = 1) -> Table:
-    """A raw table from ``{file: path, separator: ";"}`` (CSV with a header) or ``{rows: [...]}``."""
+    """A raw table from ``{file: path, separator: ";"}`` (CSV with a header) or ``{rows: [...]}``.
+
+    A file can be read in part with ``offset`` (records skipped after the header, default 0) and ``limit``
+    (at most that many records, default all): ``{file: adult.csv, separator: ";", offset: 15060, limit: 200}``
+    holds records 15,061 to 15,260 of the file.  Without an identifier attribute the records read are
+    numbered from ``first_id`` whatever the offset (the data of a scenario from 1, an insertion from the next
+    free number).
+    """
     if not isinstance(spec, Mapping):
         raise InputError("must be {file: path} or {rows: [...]}", file=source, key=key)
-    unknown = set(spec) - {"file", "separator", "rows"}
+    unknown = set(spec) - {"file", "separator", "rows", "offset", "limit"}
     if unknown:
         raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
     if "rows" in spec:
+        for part in ("offset", "limit"):
+            if part in spec:
+                raise InputError(f"'{part}' applies to 'file' only", file=source, key=f"{key}.{part}")
         return Table.from_rows(schema, spec["rows"], source=source, key=f"{key}.rows", first_id=first_id)
     if "file" not in spec:
         raise InputError("needs 'file' or 'rows'", file=source, key=key)
+    offset = spec.get("offset", 0)
+    limit = spec.get("limit")
+    for part, value, low in (("offset", offset, 0), ("limit", limit, 1)):
+        if value is None and part == "limit":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise InputError(f"{part} must be an integer >= {low}, got {value!r}", file=source, key=f"{key}.{part}")
     path = Path(str(spec["file"]))
     if not path.is_absolute():
         path = base / path
@@ -219,10 +249,11 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
         raise InputError(f"data file '{spec['file']}' not found", file=source, key=f"{key}.file")
     sep = str(spec.get("separator", ","))
     try:
-        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True)
+        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
+                            skiprows=range(1, offset + 1) if offset else None, nrows=limit)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
+    if offset and not len(frame):
+        raise InputError(f"offset {offset} is past the last record", file=source, key=f"{key}.offset")
     frame.columns = [c.strip() for c in frame.columns]
-    if not len(frame):
-        raise InputError("the data file holds no records", file=str(path))
     return Table.from_frame(schema, frame, source=str(path), key=None, first_id=first_id)

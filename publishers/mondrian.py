@@ -18,7 +18,7 @@ Mondrian and no memory of earlier releases (the strawman of Fung et al., Li & Zh
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -35,7 +35,8 @@ __all__ = ["Mondrian", "NaiveRepublication", "mondrian_partition", "release_from
 
 
 def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Sequence[Attribute],
-                       principle: Principle) -> list[np.ndarray]:
+                       principle: Principle, *, accept: Callable[[np.ndarray], bool] | None = None
+                       ) -> list[np.ndarray]:
     """Split rows into Mondrian partitions, each satisfying ``principle``.
 
     Parameters
@@ -47,6 +48,10 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
     attributes : sequence of Attribute
         The attributes of ``codes``' columns (their hierarchies and generalization models).
     principle : Principle
+    accept : callable, optional
+        An extra condition on every class: ``accept(rows)`` (row indices into ``codes``) must be true for the
+        whole table and for every part of an allowable split (e.g. the per-individual budgets of
+        :mod:`publishers.global_guarantee`).
 
     Returns
     -------
@@ -66,6 +71,8 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
         return []
     if not principle.ok(np.bincount(sensitive, minlength=n_values)):
         raise InputError(f"the table of {n} records cannot satisfy {principle.describe()} even as one class")
+    if accept is not None and not accept(np.arange(n)):
+        raise InputError(f"the table of {n} records cannot satisfy the publisher's condition even as one class")
     span = np.array([max(a.hierarchy.n_leaves - 1, 1) for a in attributes], dtype=np.float64)
     interval = np.array([a.generalization == "interval" for a in attributes])
     child_lo = {}
@@ -126,6 +133,8 @@ def mondrian_partition(codes: np.ndarray, sensitive: np.ndarray, attributes: Seq
             order = np.argsort(assign, kind="stable")
             sizes = np.bincount(assign, minlength=n_parts)
             parts = np.split(idx[order], np.cumsum(sizes)[:-1])
+            if accept is not None and not all(accept(p) for p in parts if len(p)):
+                continue
             stack.extend(p for p in reversed(parts) if len(p))
             split_done = True
             break

@@ -22,6 +22,25 @@ Atom model
     point), which is why chains are built over atoms, not over the pairwise buddy graph, and why this is
     not a network flow.
 
+Atom classes
+    Within one component (one sensitive value), atoms with the same incidence - the same nodes of every
+    release contain them - are merged into one *class* with loads ``y[c, j] = sum of its atoms' loads``.
+    Exactness: a class solution splits into atom solutions any way we like (all member atoms sit in the same
+    nodes), in particular with everything at the target's atom ``a_p``; conversely, for any atom solution,
+    arrivals at ``a_p`` (``y[a_p, t] - y[a_p, t-1]``) are at most the class's arrivals (a sum of
+    non-negative per-atom arrivals, loads being monotone) and the class's records at ``a_p`` at most the
+    class's.  So every crack maximum below is the same over classes as over atoms.  When the cracked class
+    holds every record of ``R_j`` that can sit in ``a_p``'s class, the records there include every
+    individual present, hence every arrival of ``T_t <= T_j``: the objective is then the arrivals alone
+    (one objective per (component, class, ``t``) instead of one per (``j``, class of ``R_j``)).
+
+Not a flow for ``n >= 3``
+    With equal numbers of records of one value in ``R_1`` and ``R_3`` monotonicity forces ``y_1 = y_2 =
+    y_3``; with disjoint regions per release (Mondrian) the generators are then the non-negative integer
+    tables on the atoms with the three partitions' block sums - with unit block sums, 3-dimensional matching.
+    So no exact flow formulation of the chain exists unless P = NP, and CP-SAT stays the exact engine; the LP
+    relaxation was tight on every objective sampled on Adult (its vertices were not always integral).
+
 Crack question ``(t, j, class, target)`` (:class:`~solver.crack.CrackRequest`): the records of the class
 that can be the target's are those instantiated in the target's atom ``a_p`` and arriving at ``T_t``; over
 one generator at most ``min(sum_{v in class} z[j, v, a_p], y[a_p, t] - y[a_p, t-1])`` of them can, and the
@@ -49,26 +68,56 @@ from multirelease.errors import SolverError
 from .crack import CrackAnswer, CrackRequest
 from .flows import NoGenerator, generator_json
 from .regions import Nodes, atoms
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 __all__ = ["ChainEngine"]
 
 
 @dataclass(eq=False)
 class _Component:
+    """One connected component of the (node, atom) incidence graph of one sensitive value, with atoms of
+    identical incidence merged into *atom classes*.
+
+    ``J, V, C``: the incidences ``(release, node, class)`` (arrays, one entry per variable ``z``); ``count``:
+    the node's size per incidence; ``members[c]``: the atoms of class ``c``."""
+
     value: int
-    nodes: list  # (j, v) pairs
-    atoms: list  # atom ids
-    inc: list  # (j, v, a) incidences
-    hint: dict | None = None  # (j, v, a) -> z of a generator (None: no flow hint found)
-    solution: dict | None = None  # a proved-feasible generator
+    J: np.ndarray
+    V: np.ndarray
+    C: np.ndarray
+    count: np.ndarray
+    members: list
+    cap: np.ndarray = None  # (classes, n): records of R_j that can sit in the class
+    low: np.ndarray = None  # (classes, n): lower bound on y (records forced into the class)
+    model: cp_model.CpModel | None = None
+    pool: list = field(default_factory=list)  # feasible solutions (z per incidence)
+    best: np.ndarray = None  # (classes, n): best arrivals over the pool (lower bounds)
+    best_sol: np.ndarray = None  # (classes, n): index in the pool of the solution attaining ``best``
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.members)
+
+    def loads(self, z: np.ndarray, n: int) -> np.ndarray:
+        """``y[c, j]``: individuals of the class present at ``T_j``."""
+        return np.bincount(self.C * n + self.J, weights=z, minlength=self.n_classes * n).astype(
+            np.int64).reshape(self.n_classes, n)
 
 
 @dataclass
 class _Stats:
     solves: int = 0
     hinted: int = 0
+    bounded: int = 0
     not_optimal: int = 0
+    objectives: int = 0
     statuses: Counter = field(default_factory=Counter)
+
+
+def _arrivals(y: np.ndarray) -> np.ndarray:
+    """``y[c, t] - y[c, t-1]`` (``y[c, -1] = 0``)."""
+    return np.diff(y, axis=1, prepend=0)
 
 
 class ChainEngine:
@@ -77,16 +126,17 @@ class ChainEngine:
     Parameters
     ----------
     nodes : per release, the aggregated groups (:func:`solver.regions.aggregate`).
-    domain_sizes : leaves per quasi-identifier (taken from ``nodes`` when omitted is not possible; pass them).
+    domain_sizes : leaves per quasi-identifier.
     time_limit : seconds per CP-SAT model.
+    workers : CP-SAT search workers per model (default 1: the models are small and many).
     """
 
-    exact_engine = "CP-SAT (buddy chains over atoms)"
+    exact_engine = "CP-SAT (buddy chains over atom classes)"
 
     def __init__(self, nodes: Sequence[Nodes], time_limit: float = 20.0, *, domain_sizes: Sequence[int] | None = None,
-                 workers: int = 8):
+                 workers: int = 1):
         self.nodes = list(nodes)
-        self.n = len(nodes)
+        self.n = n = len(nodes)
         self.time_limit = float(time_limit)
         self.workers = int(workers)
         if domain_sizes is None:
@@ -95,139 +145,193 @@ class ChainEngine:
         self.atoms = atoms(self.nodes, domain_sizes)
         self.atom_of = {a.signature: i for i, a in enumerate(self.atoms)}
         self.stats = _Stats()
-        # region -> nodes, per release
+        self._cache: dict = {}
+        # incidences (release, node, atom): node v of R_j can be instantiated in atom a
+        off = np.cumsum([0] + [len(nd) for nd in self.nodes])
         reg_nodes = []
         for nd in self.nodes:
             m: dict[int, list[int]] = {}
             for v, r in enumerate(nd.region.tolist()):
                 m.setdefault(r, []).append(v)
             reg_nodes.append(m)
-        # incidences per value
-        inc_by_value: dict[int, list] = {}
+        inc_j, inc_v, inc_a = [], [], []
         for a, atom in enumerate(self.atoms):
-            for j in range(self.n):
+            for j in range(n):
                 for r in atom.signature[j]:
-                    for v in reg_nodes[j].get(r, ()):
-                        inc_by_value.setdefault(int(self.nodes[j].value[v]), []).append((j, v, a))
-        # every node must hold at least one atom (it does: its region contains its records' points) -
-        # nodes of a release whose region meets no atom of the last release cannot reappear: no generator
-        covered = [np.zeros(len(nd), bool) for nd in self.nodes]
-        for incs in inc_by_value.values():
-            for j, v, _ in incs:
-                covered[j][v] = True
-        for j, c in enumerate(covered[:-1]):
-            if not c.all():
+                    vs = reg_nodes[j].get(r, ())
+                    inc_j.extend([j] * len(vs))
+                    inc_v.extend(vs)
+                    inc_a.extend([a] * len(vs))
+        inc_j = np.asarray(inc_j, np.int64)
+        inc_v = np.asarray(inc_v, np.int64)
+        inc_a = np.asarray(inc_a, np.int64)
+        gnode = off[inc_j] + inc_v  # global node id
+        values = np.concatenate([nd.value for nd in self.nodes])
+        counts = np.concatenate([nd.count for nd in self.nodes]).astype(np.int64)
+        covered = np.zeros(off[-1], bool)
+        covered[gnode] = True
+        for j in range(n - 1):
+            if not covered[off[j]:off[j + 1]].all():
                 raise NoGenerator(f"no generator: some records of release {j + 1} lie outside every region of "
-                                  f"release {self.n}")
+                                  f"release {n}")
+        # components: per value (an incidence joins a node and an atom of the node's value), atoms split by
+        # value - the graph over (global node) + (value, atom)
+        inc_s = values[gnode]
+        va_key, va_id = np.unique(np.stack([inc_s, inc_a], axis=1), axis=0, return_inverse=True)
+        va_id = va_id.reshape(-1)
+        n_nodes, n_va = int(off[-1]), len(va_key)
+        g = coo_matrix((np.ones(len(gnode)), (gnode, n_nodes + va_id)), shape=(n_nodes + n_va,) * 2)
+        _, label = connected_components(g, directed=False)
+        inc_comp = label[gnode]
+        order = np.argsort(inc_comp, kind="stable")
+        bounds_ = np.flatnonzero(np.diff(inc_comp[order])) + 1
         self.components: list[_Component] = []
-        self.comp_of: dict[tuple[int, int], int] = {}  # (value, atom) -> component
-        for s, incs in sorted(inc_by_value.items()):
-            parent: dict = {}
+        self.comp_of: dict[tuple[int, int], tuple[int, int]] = {}  # (value, atom) -> (component, class)
+        for part in np.split(order, bounds_) if len(order) else []:
+            J, V, A = inc_j[part], inc_v[part], inc_a[part]
+            s = int(inc_s[part[0]])
+            # atom classes: atoms with the same incidence set
+            o = np.lexsort((V, J, A))
+            J, V, A = J[o], V[o], A[o]
+            sig: dict[int, list] = {}
+            for a, j, v in zip(A.tolist(), J.tolist(), V.tolist()):
+                sig.setdefault(a, []).append((j, v))
+            cls_of_sig: dict[tuple, int] = {}
+            members: list[list[int]] = []
+            a_cls = {}
+            for a, lst in sig.items():
+                key = tuple(lst)
+                if key not in cls_of_sig:
+                    cls_of_sig[key] = len(members)
+                    members.append([])
+                members[cls_of_sig[key]].append(a)
+                a_cls[a] = cls_of_sig[key]
+            Jc, Vc, Cc = [], [], []
+            for key, c in cls_of_sig.items():
+                for j, v in key:
+                    Jc.append(j)
+                    Vc.append(v)
+                    Cc.append(c)
+            Jc, Vc, Cc = (np.asarray(x, np.int64) for x in (Jc, Vc, Cc))
+            comp = _Component(value=s, J=Jc, V=Vc, C=Cc, count=counts[off[Jc] + Vc], members=members)
+            idx = len(self.components)
+            self.components.append(comp)
+            for a, c in a_cls.items():
+                self.comp_of[(s, a)] = (idx, c)
+            self._prepare(comp)
 
-            def find(x):
-                while parent.setdefault(x, x) != x:
-                    parent[x] = parent[parent[x]]
-                    x = parent[x]
-                return x
+    # ------------------------------------------------------------------ model, bounds, base generator
+    def _prepare(self, comp: _Component) -> None:
+        n, k = self.n, comp.n_classes
+        comp.cap = np.bincount(comp.C * n + comp.J, weights=comp.count, minlength=k * n).astype(np.int64).reshape(k, n)
+        # records forced into a class: nodes whose only class it is
+        node_key = comp.J * (int(comp.V.max()) + 1 if len(comp.V) else 1) + comp.V
+        uniq, inv, deg = np.unique(node_key, return_inverse=True, return_counts=True)
+        only = deg[inv.reshape(-1)] == 1
+        low = np.bincount(comp.C[only] * n + comp.J[only], weights=comp.count[only], minlength=k * n)
+        comp.low = np.maximum.accumulate(low.astype(np.int64).reshape(k, n), axis=1)
+        model = cp_model.CpModel()
+        z = [model.new_int_var(0, int(c), "") for c in comp.count.tolist()]
+        for idx in np.split(np.argsort(inv.reshape(-1), kind="stable"), np.cumsum(deg)[:-1]):
+            model.add(sum(z[i] for i in idx.tolist()) == int(comp.count[idx[0]]))
+        by_cj: dict = {}
+        for i, (c, j) in enumerate(zip(comp.C.tolist(), comp.J.tolist())):
+            by_cj.setdefault((c, j), []).append(z[i])
+        for c in range(k):
+            for j in range(n - 1):
+                nxt = by_cj.get((c, j + 1), [])
+                cur = by_cj.get((c, j), [])
+                if cur:
+                    model.add(sum(cur) <= sum(nxt))
+        comp.model = model
+        comp._by_cj = by_cj
+        comp._z = z
+        sol = self._flow_hint(comp)
+        if sol is None:
+            sol, status = self._solve(comp, None, None)
+            if sol is None:
+                if status == cp_model.INFEASIBLE:
+                    raise NoGenerator("no generator: the records of the releases cannot all be given buddy "
+                                      "chains in every later release")
+                raise SolverError(f"CP-SAT could not find a generator (status {status})")
+        self._add(comp, sol)
 
-            for j, v, a in incs:
-                ra, rb = find(("n", j, v)), find(("a", a))
-                if ra != rb:
-                    parent[ra] = rb
-            groups: dict = {}
-            for j, v, a in incs:
-                groups.setdefault(find(("a", a)), []).append((j, v, a))
-            for members in groups.values():
-                comp = _Component(value=s, nodes=sorted({(j, v) for j, v, _ in members}),
-                                  atoms=sorted({a for _, _, a in members}), inc=members)
-                idx = len(self.components)
-                self.components.append(comp)
-                for a in comp.atoms:
-                    self.comp_of[(s, a)] = idx
-        for comp in self.components:
-            comp.hint = self._flow_hint(comp)
-            if comp.hint is not None:
-                comp.solution = comp.hint
-            else:
-                sol, status = self._solve(comp, None, None)
-                if sol is None:
-                    if status == cp_model.INFEASIBLE:
-                        raise NoGenerator("no generator: the records of the releases cannot all be given buddy "
-                                          "chains in every later release")
-                    raise SolverError(f"CP-SAT could not find a generator (status {status})")
-                comp.solution = sol
+    def _add(self, comp: _Component, z: np.ndarray) -> None:
+        """Add a proved-feasible generator to the component's pool; update the arrival lower bounds."""
+        comp.pool.append(z)
+        arr = _arrivals(comp.loads(z, self.n))
+        if comp.best is None:
+            comp.best = arr
+            comp.best_sol = np.zeros_like(arr)
+            return
+        better = arr > comp.best
+        comp.best = np.where(better, arr, comp.best)
+        comp.best_sol = np.where(better, len(comp.pool) - 1, comp.best_sol)
 
-    # ------------------------------------------------------------------ hint: a generator from flows
-    def _flow_hint(self, comp: _Component) -> dict | None:
-        """Release by release, a min-cost flow sends the records of ``R_j`` to atoms inside their regions,
-        every atom receiving at least the individuals it held at ``T_{j-1}``; ``None`` when a release cannot
-        be completed that way (the greedy choices of earlier releases are not revisited)."""
-        atoms_ = comp.atoms
-        a_index = {a: i for i, a in enumerate(atoms_)}
-        held = np.zeros(len(atoms_), np.int64)
-        z: dict = {}
-        for j in range(self.n):
-            incs = [(v, a) for jj, v, a in comp.inc if jj == j]
-            vs = sorted({v for v, _ in incs})
-            if not vs:
+    def _flow_hint(self, comp: _Component) -> np.ndarray | None:
+        """A generator from min-cost flows, release by release: the records of ``R_j`` go to atom classes
+        inside their regions, every class receiving at least the individuals it held at ``T_{j-1}``;
+        ``None`` when a release cannot be completed that way (greedy choices are not revisited)."""
+        n, k = self.n, comp.n_classes
+        held = np.zeros(k, np.int64)
+        z = np.zeros(len(comp.J), np.int64)
+        for j in range(n):
+            sel = np.flatnonzero(comp.J == j)
+            if not len(sel):
                 if held.any():
                     return None
                 continue
-            v_index = {v: i for i, v in enumerate(vs)}
-            k1, k2 = len(vs), len(atoms_)
-            sink = k1 + k2
-            cnt = self.nodes[j].count[vs].astype(np.int64)
-            tails = np.array([v_index[v] for v, _ in incs] + list(k1 + np.arange(k2)), dtype=np.int32)
-            heads = np.array([k1 + a_index[a] for _, a in incs] + [sink] * k2, dtype=np.int32)
-            caps = np.array([int(self.nodes[j].count[v]) for v, _ in incs] + [int(cnt.sum())] * k2, dtype=np.int64)
+            vs, vloc = np.unique(comp.V[sel], return_inverse=True)
+            vloc = vloc.reshape(-1)
+            k1 = len(vs)
+            sink = k1 + k
+            cnt = np.zeros(k1, np.int64)
+            cnt[vloc] = comp.count[sel]
+            total = int(cnt.sum())
+            if total < held.sum():
+                return None
+            tails = np.concatenate([vloc, k1 + np.arange(k)]).astype(np.int32)
+            heads = np.concatenate([k1 + comp.C[sel], np.full(k, sink)]).astype(np.int32)
+            caps = np.concatenate([comp.count[sel], np.full(k, total)]).astype(np.int64)
+            # prefer classes already holding individuals, then classes with room in every later release
+            room = comp.cap[:, j:].min(axis=1) - held
+            costs = np.concatenate([np.where(held[comp.C[sel]] > 0, 0, 1 + (room[comp.C[sel]] <= 0)),
+                                    np.zeros(k, np.int64)]).astype(np.int64)
             smcf = min_cost_flow.SimpleMinCostFlow()
-            # prefer atoms already holding individuals (cost 0) over new ones (cost 1): keeps chains compact
-            costs = np.array([0 if held[a_index[a]] else 1 for _, a in incs] + [0] * k2, dtype=np.int64)
             smcf.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
-            supplies = np.concatenate([cnt, -held, [-(int(cnt.sum()) - int(held.sum()))]]).astype(np.int64)
-            if supplies[-1] > 0:
-                return None
+            supplies = np.concatenate([cnt, -held, [-(total - int(held.sum()))]]).astype(np.int64)
             smcf.set_nodes_supplies(np.arange(sink + 1, dtype=np.int32), supplies)
-            status = smcf.solve()
-            if status != smcf.OPTIMAL:
+            if smcf.solve() != smcf.OPTIMAL:
                 return None
-            flows = smcf.flows(np.arange(len(incs), dtype=np.int32))
-            new_held = np.zeros_like(held)
-            for (v, a), f in zip(incs, flows):
-                z[(j, v, a)] = int(f)
-                new_held[a_index[a]] += int(f)
-            held = new_held
+            f = np.asarray(smcf.flows(np.arange(len(sel), dtype=np.int32)), np.int64)
+            z[sel] = f
+            held = np.bincount(comp.C[sel], weights=f, minlength=k).astype(np.int64)
         return z
 
     # ------------------------------------------------------------------ CP-SAT
-    def _solve(self, comp: _Component, objective: tuple | None, hint: dict | None):
-        """Build and solve the model of one component; returns ``(solution dict, status)`` (solution
-        ``None`` unless OPTIMAL / FEASIBLE) and, for an objective, ``(value, bound)`` in ``self._last``."""
-        model = cp_model.CpModel()
-        z = {}
-        for j, v, a in comp.inc:
-            z[(j, v, a)] = model.new_int_var(0, int(self.nodes[j].count[v]), f"z_{j}_{v}_{a}")
-        by_node: dict = {}
-        by_atom: dict = {}
-        for key, var in z.items():
-            j, v, a = key
-            by_node.setdefault((j, v), []).append(var)
-            by_atom.setdefault((a, j), []).append(var)
-        for (j, v), vars_ in by_node.items():
-            model.add(sum(vars_) == int(self.nodes[j].count[v]))
-        for a in comp.atoms:
-            for j in range(self.n - 1):
-                model.add(sum(by_atom.get((a, j), [])) <= sum(by_atom.get((a, j + 1), [])))
+    def _solve(self, comp: _Component, objective: tuple | None, hint: np.ndarray | None):
+        """Solve the component's model (with an objective ``(t, j, rows, c)``: maximize the records of the
+        incidence indices ``rows`` - or, with ``rows`` None, all - of class ``c`` in ``R_j`` that arrive at
+        ``T_t``, 1-based).  Returns ``(z, status)``; for an objective ``(value, bound, optimal)`` in
+        ``self._last``."""
+        model = comp.model.clone() if objective is not None or hint is not None else comp.model
+        z = [model.get_int_var_from_proto_index(v.index) for v in comp._z] if model is not comp.model else comp._z
         if objective is not None:
-            t, j_obj, cls_nodes, a_p = objective
-            w = model.new_int_var(0, sum(int(self.nodes[j_obj].count[v]) for v in cls_nodes), "w")
-            model.add(w <= sum(z[(j_obj, v, a_p)] for v in cls_nodes if (j_obj, v, a_p) in z))
-            arrived = sum(by_atom.get((a_p, t - 1), [])) - (sum(by_atom.get((a_p, t - 2), [])) if t >= 2 else 0)
-            model.add(w <= arrived)
-            model.maximize(w)
-        if hint:
-            for key, var in z.items():
-                model.add_hint(var, int(hint.get(key, 0)))
+            t, j, rows, c = objective
+            cur = [model.get_int_var_from_proto_index(v.index) for v in comp._by_cj.get((c, t - 1), [])]
+            prev = [model.get_int_var_from_proto_index(v.index) for v in comp._by_cj.get((c, t - 2), [])] \
+                if t >= 2 else []
+            arrived = sum(cur) - sum(prev)
+            if rows is None:
+                model.maximize(arrived)
+            else:
+                w = model.new_int_var(0, int(comp.count[rows].sum()), "w")
+                model.add(w <= sum(z[i] for i in rows.tolist()))
+                model.add(w <= arrived)
+                model.maximize(w)
+        if hint is not None:
+            for var, h in zip(z, hint.tolist()):
+                model.add_hint(var, int(h))
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = self.time_limit
         solver.parameters.num_workers = self.workers
@@ -237,38 +341,53 @@ class ChainEngine:
         if status == cp_model.MODEL_INVALID:
             raise SolverError(f"CP-SAT model invalid: {model.validate()}")
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            sol = {key: int(solver.value(var)) for key, var in z.items()}
+            sol = np.array([solver.value(v) for v in z], dtype=np.int64)
             if objective is not None:
-                self._last = (int(solver.objective_value), int(np.floor(solver.best_objective_bound + 1e-9)),
+                self._last = (int(round(solver.objective_value)), int(np.floor(solver.best_objective_bound + 1e-9)),
                               status == cp_model.OPTIMAL)
             return sol, status
         self._last = None
         return None, status
 
     # ------------------------------------------------------------------ questions
-    def _value_of(self, comp: _Component, sol: dict, t: int, j: int, cls_nodes, a_p: int) -> int:
-        rows = sum(sol.get((j, v, a_p), 0) for v in cls_nodes)
-        y = [sum(x for (jj, v, a), x in sol.items() if a == a_p and jj == k) for k in range(self.n)]
-        arrived = y[t - 1] - (y[t - 2] if t >= 2 else 0)
-        return min(rows, arrived)
-
     def _parts(self, req: CrackRequest):
-        """Per value: (component, class nodes of that value containing the target's atom, atom)."""
+        """Per value: ``None`` (no record of the class can represent the target) or ``(component, class,
+        rows)`` - ``rows`` the incidence indices of the class's nodes (of that value, containing the target)
+        at the target's atom class in ``R_j``, or ``None`` when they are all the records of ``R_j`` there
+        (then every arrival at ``T_t`` is present at ``T_j`` in one of them: the objective is the arrivals)."""
         a_p = self.atom_of.get(tuple(req.signature))
         nd = self.nodes[req.j - 1]
         out = {}
-        sel = np.flatnonzero((nd.cls == req.cls))
+        sel = np.flatnonzero(nd.cls == req.cls)
         for s in np.unique(nd.value[sel]).tolist():
-            if a_p is None:
-                out[int(s)] = None
+            s = int(s)
+            if a_p is None or (s, a_p) not in self.comp_of:
+                out[s] = None
                 continue
-            cls_nodes = [int(v) for v in sel if nd.value[v] == s and nd.region[v] in req.signature[req.j - 1]]
-            c = self.comp_of.get((int(s), a_p))
-            out[int(s)] = None if c is None or not cls_nodes else (c, cls_nodes, a_p)
+            ci, c = self.comp_of[(s, a_p)]
+            comp = self.components[ci]
+            here = np.flatnonzero((comp.J == req.j - 1) & (comp.C == c))
+            mine = here[nd.cls[comp.V[here]] == req.cls]
+            if not len(mine):
+                out[s] = None
+            elif len(mine) == len(here):
+                out[s] = (ci, c, None)
+            else:
+                out[s] = (ci, c, mine)
         return out
 
+    def _upper(self, comp: _Component, t: int, c: int, rows) -> int:
+        arr = int(comp.cap[c, t - 1:].min()) - (int(comp.low[c, t - 2]) if t >= 2 else 0)
+        if rows is not None:
+            arr = min(arr, int(comp.count[rows].sum()))
+        return max(arr, 0)
+
+    def _value(self, comp: _Component, z: np.ndarray, t: int, c: int, rows) -> int:
+        y = comp.loads(z, self.n)
+        arr = int(y[c, t - 1] - (y[c, t - 2] if t >= 2 else 0))
+        return arr if rows is None else min(arr, int(z[rows].sum()))
+
     def answer(self, requests: Sequence[CrackRequest]) -> list[CrackAnswer]:
-        cache: dict = {}
         out = []
         for req in requests:
             low, high, exact = {}, {}, True
@@ -276,70 +395,95 @@ class ChainEngine:
                 if part is None:
                     low[s] = high[s] = 0
                     continue
-                c, cls_nodes, a_p = part
-                key = (c, req.t, req.j, tuple(cls_nodes), a_p)
-                if key not in cache:
-                    cache[key] = self._answer_one(c, req.t, req.j, cls_nodes, a_p)
-                lo, hi, ex, _ = cache[key]
+                lo, hi, ex, _ = self._answer_one(req.t, *part)
                 low[s], high[s] = lo, hi
                 exact &= ex
             out.append(CrackAnswer(low=low, high=high, exact=exact))
         return out
 
-    def _upper(self, c: int, t: int, j: int, cls_nodes, a_p: int) -> int:
-        comp = self.components[c]
-        rows = sum(int(self.nodes[j - 1].count[v]) for v in cls_nodes)
-        # individuals arriving at T_t in the atom: at most the records of R_t that can sit in it
-        arr = sum(int(self.nodes[jj].count[v]) for jj, v, a in comp.inc if a == a_p and jj == t - 1)
-        return min(rows, arr)
-
-    def _answer_one(self, c: int, t: int, j: int, cls_nodes, a_p: int):
-        comp = self.components[c]
-        ub = self._upper(c, t, j, cls_nodes, a_p)
-        base = self._value_of(comp, comp.solution, t, j - 1, cls_nodes, a_p)
+    def _answer_one(self, t: int, ci: int, c: int, rows):
+        key = (ci, t, c, None if rows is None else rows.tobytes())
+        if key in self._cache:
+            return self._cache[key]
+        self.stats.objectives += 1
+        comp = self.components[ci]
+        ub = self._upper(comp, t, c, rows)
+        if rows is None:
+            base, best = int(comp.best[c, t - 1]), comp.pool[int(comp.best_sol[c, t - 1])]
+        else:
+            vals = [self._value(comp, z, t, c, rows) for z in comp.pool]
+            i = int(np.argmax(vals))
+            base, best = vals[i], comp.pool[i]
         if base >= ub:
             self.stats.hinted += 1
-            return base, base, True, comp.solution
-        sol, status = self._solve(comp, (t, j - 1, cls_nodes, a_p), comp.solution)
-        if sol is None:
-            if status == cp_model.INFEASIBLE:
-                raise NoGenerator("no generator exists for these releases")
-            self.stats.not_optimal += 1
-            return base, ub, False, comp.solution
-        value, bound, optimal = self._last
-        if not optimal:
-            self.stats.not_optimal += 1
-        return value, (value if optimal else max(value, min(bound, ub))), optimal, sol
+            out = (base, base, True, best)
+        else:
+            sol, status = self._solve(comp, (t, None, rows, c), best)
+            if sol is None:
+                if status == cp_model.INFEASIBLE:
+                    raise NoGenerator("no generator exists for these releases")
+                self.stats.not_optimal += 1
+                out = (base, ub, False, best)
+            else:
+                self._add(comp, sol)
+                value, bound, optimal = self._last
+                if not optimal:
+                    self.stats.not_optimal += 1
+                out = (value, value if optimal else max(value, min(bound, ub)), optimal, sol)
+        self._cache[key] = out
+        return out
+
+    def _atom_solution(self, comp: _Component, z: np.ndarray, prefer: dict) -> dict:
+        """The generator ``z`` over atom classes as ``{(j, v, atom): count}``: every class at one of its
+        atoms (``prefer[class]`` when given - the target's atom)."""
+        out: dict = {}
+        for j, v, c, x in zip(comp.J.tolist(), comp.V.tolist(), comp.C.tolist(), z.tolist()):
+            if x:
+                a = prefer.get(c, comp.members[c][0])
+                out[(j, v, a)] = out.get((j, v, a), 0) + int(x)
+        return out
 
     # ------------------------------------------------------------------ witness
     def witness(self, req: CrackRequest, releases, values, point) -> dict:
         """A generator (buddy chains) realizing the request's optimum (the incumbent when not optimal)."""
+        a_p = self.atom_of.get(tuple(req.signature))
         sols = {}
         for s, part in self._parts(req).items():
             if part is None:
                 continue
-            c, cls_nodes, a_p = part
-            _, _, _, sol = self._answer_one(c, req.t, req.j, cls_nodes, a_p)
-            sols[c] = (sol, (req.t, req.j - 1, set(cls_nodes), a_p))
+            ci, c, rows = part
+            _, _, _, z = self._answer_one(req.t, ci, c, rows)
+            comp = self.components[ci]
+            cls_nodes = set(comp.V[rows].tolist()) if rows is not None else \
+                set(comp.V[(comp.J == req.j - 1) & (comp.C == c)].tolist())
+            sols[ci] = (self._atom_solution(comp, z, {c: a_p}), (req.t, req.j - 1, cls_nodes, a_p))
         chains: Counter = Counter()
         for ci, comp in enumerate(self.components):
-            sol, obj = sols.get(ci, (comp.solution, None))
-            for a in comp.atoms:
-                y = [sum(x for (jj, v, aa), x in sol.items() if aa == a and jj == k) for k in range(self.n)]
-                total = y[-1]
+            if ci in sols:
+                sol, obj = sols[ci]
+            else:
+                sol, obj = self._atom_solution(comp, comp.pool[0], {}), None
+            by_atom: dict = {}
+            for (jj, v, aa), x in sol.items():
+                by_atom.setdefault(aa, []).append((jj, v, x))
+            for a, items in by_atom.items():
+                y = np.zeros(self.n, np.int64)
+                for jj, v, x in items:
+                    y[jj] += x
+                total = int(y[-1])
                 if not total:
                     continue
-                arrival = np.searchsorted(np.asarray(y), np.arange(total), side="right")  # 0-based release
+                arrival = np.searchsorted(y, np.arange(total), side="right")  # 0-based release
                 node_of = np.full((self.n, total), -1, np.int64)
                 for k in range(self.n):
-                    rows = [(v, x) for (jj, v, aa), x in sol.items() if aa == a and jj == k and x]
+                    rows_ = [(v, x) for jj, v, x in items if jj == k and x]
                     present = np.arange(y[k])
                     if obj is not None and a == obj[3] and k == obj[1]:
                         t0 = obj[0] - 1
                         first = present[arrival[present] == t0]
                         present = np.concatenate([first, present[arrival[present] != t0]])
-                        rows.sort(key=lambda r: r[0] not in obj[2])
-                    ids = np.repeat([v for v, _ in rows], [x for _, x in rows]) if rows else np.zeros(0, np.int64)
+                        rows_.sort(key=lambda r: r[0] not in obj[2])
+                    ids = np.repeat([v for v, _ in rows_], [x for _, x in rows_]) if rows_ else np.zeros(0, np.int64)
                     node_of[k, present] = ids
                 for ind in range(total):
                     t0 = int(arrival[ind])

@@ -494,3 +494,18 @@ def test_no_generator_is_bad_input():
     r2 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}])
     with pytest.raises(InputError, match="no generator"):
         attack([r1, r2])
+
+
+@fast(10)
+@given(st.data())
+def test_four_releases_exact_equals_brute_force_with_witness(data):
+    """The chain engine over atom classes (atoms of identical incidence merged, objectives collapsed to
+    arrivals where the class holds every record at the atom) against brute force, and its witnesses."""
+    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
+    schema = data.draw(schemas(max_quasi=2, max_leaves=3, max_sensitive=2, subsets=False))
+    n = data.draw(st.integers(3, 4))
+    sizes = [data.draw(st.integers(1, 2))] + [1] * (n - 1)
+    table = data.draw(raw_tables(schema, min_size=sum(sizes), max_size=sum(sizes)))
+    rels = [data.draw(kind(table.subset(table.ids[:sum(sizes[:i + 1])])))[0] for i in range(n)]
+    check_against_brute_force(rels)
+    check_witness(rels, attack(rels))

@@ -1,0 +1,226 @@
+"""The possible-worlds attack: breach, linkage and linkability over every world a release sequence allows.
+
+The adversary of Wong et al. (001) and Shmueli & Tassa (004) knows every individual's quasi-identifiers (the
+population of each release) and reasons over the *possible worlds*: the assignments of sensitive values to
+individuals that every release is consistent with (004, Definition 3.1; 001, Definition 1), each world counted
+once however many bijections realize it.  Sensitive values are ``persistent`` (one value per individual over the
+whole sequence, 004) or ``free`` (transient: values change arbitrarily between releases, 001), per the
+scenario's ``adversary.sensitive``.
+
+Summary metrics (DESIGN.md, "Reports"), over the protected values (parameter ``values``, default all):
+
+* ``max_breach`` - the largest ``p(o, s, k)`` (001, Definition 2): the fraction of worlds in which ``o`` has
+  ``s`` in at least one table;
+* ``max_linkage`` - the largest ``|E[v, s]| / |E|`` (004, Definition 3.2).  A world of a series of tables
+  "contains" ``(v, s)`` when one of its tables does, so this equals ``max_breach`` in both modes; it is
+  reported under both papers' names;
+* ``max_localized`` - the largest ``q(o, s, j, k)`` (001, section III.A): the fraction of worlds in which ``o``
+  has ``s`` in table ``j``; the *localized guarantee* (001, Principle 1) holds iff it is ``<= 1/l``, the
+  *global guarantee* (Principle 2) iff ``max_breach`` is;
+* ``min_linkability`` - the fewest distinct values (all values, protected or not) an individual takes in at
+  least one world (004, l-linkability); ``disclosed`` - individuals linkable to one value only;
+* ``individuals``, ``blocks`` (independent components), ``estimated_blocks`` (blocks beyond the exact budget).
+
+Exactness: linkability is exact (perfect-matching SCCs; CP-SAT for persistent values over several releases);
+probabilities are exact (closed forms, CP-SAT enumeration of type-worlds, exact fractions) up to
+``max_type_worlds`` type-worlds per block, and beyond it estimated by a Markov chain over worlds: the result
+is then ``exact = False``, ``bounds`` holds the *proven* interval of each estimated metric and the 95%
+confidence interval of the estimate is in ``worst[<metric>]["ci"]`` and the notes.  Engine:
+:mod:`solver.worlds`, :mod:`solver.matching`, :mod:`solver.counting`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from multirelease.errors import InputError
+from multirelease.params import Interval, ListOf, Text
+from multirelease.sequence import SequenceView
+from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT, WorldsAnalysis, analyze, witness_world
+from solver.worlds import build_problem
+
+from .base import AttackBase, AttackResult, Progress
+
+__all__ = ["PossibleWorlds", "protected_codes"]
+
+#: rows of ``targets``: the individuals with the highest breach probability
+_TOP_TARGETS = 20
+
+
+def protected_codes(values_param, dictionary: np.ndarray) -> np.ndarray:
+    """Value codes of the protected values (all when ``values_param`` is None); unknown values are ignored
+    (a value no release publishes has breach probability 0)."""
+    if values_param is None:
+        return np.arange(len(dictionary))
+    wanted = {str(v) for v in values_param}
+    return np.array([i for i, v in enumerate(dictionary) if str(v) in wanted], dtype=np.int64)
+
+
+class PossibleWorlds(AttackBase):
+    """Breach / linkage probabilities and linkability over all possible worlds.
+
+    Parameters
+    ----------
+    values : list of str, optional
+        The sensitive values to protect (default: every value).  Wong et al. protect chlamydia, not flu.
+    l : number in [1, inf), optional
+        When given, ``certify`` requires ``max_breach <= 1/l`` by default.
+    max_type_worlds : int, default 5000
+        Type-worlds enumerated per block before the probabilities of that block are estimated.
+    time_limit : number, default 20
+        CP-SAT seconds per block and task.
+    samples : int, default 2000
+        States recorded by the sampler of blocks beyond the exact budget.
+
+    Examples
+    --------
+    >>> PossibleWorlds(values=["chlamydia"]).run(view).summary["max_breach"]   # doctest: +SKIP
+    0.75
+    """
+
+    name = "possible_worlds"
+    params = {
+        "values": ListOf(Text()),
+        "l": Interval(float, 1, None),
+        "max_type_worlds": Interval(int, 1, None),
+        "time_limit": Interval(float, 0, None, closed="neither"),
+        "samples": Interval(int, 40, None),
+    }
+    defaults = {"max_type_worlds": DEFAULT_MAX_TYPE_WORLDS, "time_limit": DEFAULT_TIME_LIMIT, "samples": 2000}
+    metrics = ("max_breach", "max_linkage", "max_localized", "min_linkability", "disclosed", "individuals",
+               "blocks", "estimated_blocks")
+
+    def default_requirements(self) -> list[str]:
+        if "l" in self.config:
+            return [f"possible_worlds.max_breach <= 1/{self.config['l']:g}"]
+        return []
+
+    def applies(self, view: SequenceView) -> bool:
+        """A population for every release, a sensitive attribute, one record per individual, and
+        ``adversary.sensitive`` persistent or free."""
+        if not view.releases or view.adversary.sensitive not in ("persistent", "free"):
+            return False
+        for r, release in enumerate(view.releases):
+            pop = view.population[r] if r < len(view.population) else None
+            if pop is None or not release.sensitive_attributes or len(pop) != len(release):
+                return False
+        return True
+
+    def analysis(self, view: SequenceView) -> WorldsAnalysis:
+        """The engine's full per-individual result (for publishers and tests)."""
+        problem = build_problem(view)
+        return analyze(problem, max_type_worlds=self.config["max_type_worlds"],
+                       time_limit=self.config["time_limit"], samples=self.config["samples"],
+                       rng=np.random.default_rng(0))
+
+    def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
+        if progress is not None:
+            progress(0, 1, "possible worlds")
+        a = self.analysis(view)
+        problem = a.problem
+        prot = protected_codes(self.config.get("values"), problem.values)
+        N = problem.n_individuals
+        notes = [f"sensitive values are {problem.mode} (adversary.sensitive)"]
+        summary: dict[str, float] = {}
+        bounds: dict[str, tuple] = {}
+        worst: dict[str, Any] = {}
+        n_links = a.linkable.sum(axis=1)
+        estimated = [b for b in a.blocks if not b.exact]
+        summary["individuals"] = N
+        summary["blocks"] = len(a.blocks)
+        summary["estimated_blocks"] = len(estimated)
+        summary["min_linkability"] = int(n_links.min()) if N else 0
+        summary["disclosed"] = int((n_links == 1).sum())
+        if N:
+            i = int(np.argmin(n_links))
+            worst["min_linkability"] = {"individual": str(problem.individuals[i]),
+                                        "values": [str(problem.values[v]) for v in np.flatnonzero(a.linkable[i])]}
+        exact = all(b.exact for b in a.blocks) and a.linkability_exact
+        if not a.linkability_exact:
+            # undecided pairs were reported linkable: the true minimum can only be lower
+            bounds["min_linkability"] = (1, summary["min_linkability"])
+            notes.append("CP-SAT stopped on its time limit while deciding linkability: undecided (individual, "
+                         "value) pairs are counted as linkable (min_linkability is an upper bound)")
+        if len(prot) and N:
+            sub = a.breach[:, prot]
+            i, vv = np.unravel_index(int(np.nanargmax(sub)), sub.shape)
+            v = int(prot[vv])
+            summary["max_breach"] = summary["max_linkage"] = float(sub[i, vv])
+            loc = a.localized[:, :, prot]
+            with np.errstate(invalid="ignore"):
+                j, li, lv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(loc), -1, loc))), loc.shape)
+            summary["max_localized"] = float(loc[j, li, lv])
+            if not exact:
+                hi = float(np.max(a.high[:, prot]))
+                lo = float(np.max(a.low[:, prot]))
+                bounds["max_breach"] = bounds["max_linkage"] = (lo, hi)
+                bounds["max_localized"] = (0.0, max(hi, summary["max_localized"]))
+                bounds = {k: b for k, b in bounds.items() if b[0] != b[1]}  # a proven point is exact
+            worst["max_breach"] = self._witness(a, int(i), v)
+            worst["max_linkage"] = worst["max_breach"]
+            worst["max_localized"] = {"individual": str(problem.individuals[li]),
+                                      "value": str(problem.values[prot[lv]]), "release": problem.releases[j].index,
+                                      "q": float(loc[j, li, lv])}
+            frac = a.localized_fraction(int(j), int(li), int(prot[lv])) if exact else None
+            if frac is not None:
+                worst["max_localized"]["fraction"] = f"{frac.numerator}/{frac.denominator}"
+        else:
+            summary["max_breach"] = summary["max_linkage"] = summary["max_localized"] = 0.0
+            notes.append("no protected value is published")
+        if estimated:
+            notes.append(f"{len(estimated)} block(s) beyond the exact budget (max_type_worlds = "
+                         f"{self.config['max_type_worlds']}): their probabilities are Markov-chain estimates "
+                         f"(95% batch-means intervals in worst); bounds hold the proven intervals")
+        targets = self._targets(a, prot)
+        if progress is not None:
+            progress(1, 1, "done")
+        return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(targets),
+                            bounds=bounds, notes=tuple(notes))
+
+    def _witness(self, a: WorldsAnalysis, i: int, v: int) -> dict:
+        problem = a.problem
+        out: dict[str, Any] = {"individual": str(problem.individuals[i]), "value": str(problem.values[v]),
+                               "breach": float(a.breach[i, v])}
+        frac = a.breach_fraction(i, v)
+        if frac is not None:
+            out["fraction"] = f"{frac.numerator}/{frac.denominator}"
+        else:
+            out["ci"] = [float(a.ci_low[i, v]), float(a.ci_high[i, v])]
+            out["proven"] = [float(a.low[i, v]), float(a.high[i, v])]
+        out["localized"] = {str(g.index): (None if np.isnan(a.localized[j, i, v]) else float(a.localized[j, i, v]))
+                            for j, g in enumerate(problem.releases)}
+        # the worlds of the individual's block(s) in which it has the value
+        worlds = []
+        counts = []
+        for slot in range(a.block_of.shape[0]):
+            b = int(a.block_of[slot, i])
+            if b < 0:
+                continue
+            bc = a.blocks[b]
+            counts.append({"releases": [problem.releases[r].index for r in bc.block.releases],
+                           "individuals": bc.block.n_people, "worlds": bc.worlds if bc.exact else None,
+                           "method": bc.method})
+            if not bc.linkable[int(a.type_of[slot, i]), v]:
+                continue
+            w = witness_world(problem, bc.block, i, v, time_limit=self.config["time_limit"])
+            if w is not None and bc.block.n_people <= 200:
+                worlds.extend(w["releases"])
+        out["blocks"] = counts
+        if worlds:
+            out["world"] = worlds
+        return out
+
+    def _targets(self, a: WorldsAnalysis, prot: np.ndarray) -> list[dict]:
+        problem = a.problem
+        if not len(prot) or not problem.n_individuals:
+            return []
+        best = np.nanmax(a.breach[:, prot], axis=1)
+        order = np.argsort(-best, kind="stable")[:_TOP_TARGETS]
+        rows = []
+        for i in order.tolist():
+            v = int(prot[int(np.nanargmax(a.breach[i, prot]))])
+            rows.append({"individual": str(problem.individuals[i]), "value": str(problem.values[v]),
+                         "breach": float(a.breach[i, v]), "exact": bool(a.exact[i, v]),
+                         "linkable": [str(problem.values[x]) for x in np.flatnonzero(a.linkable[i])]})
+        return rows

@@ -1,0 +1,403 @@
+"""m-invariance (Xiao & Tao, SIGMOD 2007; reference [4] of Li & Zhou): re-publication under insertions and
+deletions with counterfeit records.
+
+Every QI-group of every release is *m-unique* (at least ``m`` rows, all with distinct sensitive values), and a
+record that stays keeps its *signature* - the set of sensitive values of its QI-group - in every release of
+its lifespan.  One release is made in four phases:
+
+1. **division** - the records of the previous release that stay are put into buckets by signature; new records
+   wait;
+2. **balancing** - each bucket must hold the same number of rows for every value of its signature: new
+   records with a missing value fill the gaps first, counterfeit rows (published with the group's QI values;
+   their number per group is published as counterfeit statistics) fill the rest;
+3. **assignment** - the remaining new records are partitioned into QI-local m-eligible sets (Mondrian with
+   "no value in more than ``1/m`` of the rows") and each set into groups of distinct values (one row of each
+   of the ``m`` most frequent values at a time; the leftover rows join groups without their value); when the
+   new records are not m-eligible at all, counterfeits make them so;
+4. **split** - each balanced bucket is split recursively like Mondrian, each value's rows cut at the same rank
+   of the attribute that scores best (the split score of Li & Zhou's eq. 4, a sum of normalized extents),
+   until one row of each value is left: a QI-group with exactly the bucket's signature.
+
+**Internal updates** (Li & Zhou, section I.A.2 and Figure 4): a record that stays but whose sensitive value
+left its signature can no longer be placed in a group with its signature.  Such a record is *invalid*; it is
+published as a new record (with a new signature) and counted in the state (``stats.invalid``, cumulative in
+``stats.invalid_total``), which is Figure 4's count.
+
+Releases carry a ``uid`` column (``uid: true``, the default): a stable pseudonym of each record (``r<k>``,
+numbered in a random order of first appearance, kept in the state), with fresh pseudonyms for counterfeit
+rows; ``uid: false`` leaves it out.  The publisher state (JSON) holds the pseudonyms and signatures.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from multirelease.errors import InputError
+from multirelease.params import Boolean, Interval
+from multirelease.principles import Principle
+from multirelease.release import Release, ReleaseTruth
+from multirelease.table import Table
+
+from .base import PublisherBase, PublishResult
+from .mondrian import mondrian_partition
+
+__all__ = ["MInvariance", "GroupSpec", "publish_groups", "unique_groups", "balanced_split", "Pseudonyms"]
+
+#: a counterfeit member of a group: ``(-1, value index)``; a real member: ``(row, value index)``
+GroupSpec = list
+
+
+class Pseudonyms:
+    """Stable record pseudonyms ``r<k>`` for the ``uid`` column, and fresh ones for counterfeits."""
+
+    def __init__(self, state: Mapping | None):
+        state = state or {}
+        self.map: dict[str, str] = dict(state.get("uid", {}))
+        self.next = int(state.get("next_uid", 1))
+
+    def assign(self, ids: Sequence[str], rng: np.random.Generator) -> dict[str, str]:
+        new = [i for i in ids if i not in self.map]
+        for j in rng.permutation(len(new)):
+            self.map[new[int(j)]] = f"r{self.next}"
+            self.next += 1
+        return self.map
+
+    def fresh(self) -> str:
+        out = f"r{self.next}"
+        self.next += 1
+        return out
+
+    def state(self) -> dict:
+        return {"uid": self.map, "next_uid": self.next}
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), sort=True)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def unique_groups(rows: np.ndarray, values: np.ndarray, m: int, rng: np.random.Generator) -> list[list[int]]:
+    """Partition an m-eligible set of rows (no value on more than ``len/m`` rows) into groups of at least ``m``
+    rows with distinct values: take one row of each of the ``m`` most frequent values while at least ``m``
+    values remain, then add each leftover row to a group without its value.  Positions index ``rows``."""
+    by_value: dict[int, list[int]] = {}
+    for pos, v in enumerate(values):
+        by_value.setdefault(int(v), []).append(pos)
+    for lst in by_value.values():
+        rng.shuffle(lst)
+    groups: list[list[int]] = []
+    while True:
+        live = sorted((v for v in by_value if by_value[v]), key=lambda v: (-len(by_value[v]), v))
+        if len(live) < m:
+            break
+        groups.append([by_value[v].pop() for v in live[:m]])
+    leftover = [p for v in by_value for p in by_value[v]]
+    for p in leftover:
+        v = int(values[p])
+        for g in groups:
+            if all(int(values[q]) != v for q in g):
+                g.append(p)
+                break
+        else:
+            if groups:  # only when the set was not m-eligible: keep the row, the group is then not m-unique
+                groups[-1].append(p)
+            else:
+                groups.append([p])
+    return [[int(rows[p]) for p in g] for g in groups]
+
+
+def eligible_counterfeits(values: np.ndarray, n_values: int, m: int, allowed: np.ndarray | None = None) -> list[int]:
+    """Counterfeit values that make a multiset m-eligible (no value on more than ``1/m`` of the rows, at least
+    ``m`` rows): with ``F`` the largest count, ``m * F - n`` counterfeits, each on a value below ``F``, fewest
+    rows first.  Raises :class:`InputError` when fewer than ``m`` values (among ``allowed``) exist."""
+    counts = np.bincount(values, minlength=n_values).astype(np.int64) if len(values) else np.zeros(n_values, int)
+    allowed = np.arange(n_values) if allowed is None else np.asarray(allowed)
+    if len(allowed) < m:
+        raise InputError(f"m-unique groups need at least m = {m} distinct sensitive values; the domain has "
+                         f"{len(allowed)}")
+    top = max(int(counts.max()) if len(counts) else 0, 1)
+    need = m * top - int(counts.sum())
+    out: list[int] = []
+    while need > 0:
+        cand = allowed[np.argsort(counts[allowed], kind="stable")]
+        for v in cand:
+            if need <= 0 or counts[v] >= top:
+                break
+            counts[v] += 1
+            out.append(int(v))
+            need -= 1
+    return out
+
+
+def new_record_groups(codes: np.ndarray, attrs, rows: np.ndarray, values: np.ndarray, n_values: int, m: int,
+                      rng: np.random.Generator, *, key: np.ndarray | None = None,
+                      key_values: Mapping[int, Sequence[int]] | None = None) -> list[GroupSpec]:
+    """Phase 3 of m-invariance (and the new records of m-Distinct): QI-local m-unique groups of ``rows`` with
+    counterfeits when the rows are not m-eligible.  ``key`` (default: the values) is what must be distinct in a
+    group (m-Distinct* groups by candidate-update-set class, ``key_values`` giving the values of each class, for
+    counterfeits).  Returns group specs ``[(row, value), ...]`` (``row = -1``: counterfeit)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows):
+        return []
+    values = np.asarray(values, dtype=np.int64)
+    by_key = key is not None
+    key = values if key is None else np.asarray(key, dtype=np.int64)
+    n_keys = max(int(key.max()) + 1, n_values if not by_key else len(key_values or {}))
+    fake_keys = eligible_counterfeits(key, n_keys, m)
+    fake_vals = []
+    for k in fake_keys:
+        if by_key:
+            choices = list((key_values or {}).get(k, [k]))
+            fake_vals.append(int(choices[int(rng.integers(0, len(choices)))]))
+        else:
+            fake_vals.append(int(k))
+    fake_src = rng.integers(0, len(rows), size=len(fake_keys)) if fake_keys else np.zeros(0, np.int64)
+    all_rows = np.concatenate([rows, np.full(len(fake_keys), -1, dtype=np.int64)])
+    all_keys = np.concatenate([key, np.asarray(fake_keys, dtype=np.int64)])
+    all_vals = np.concatenate([values, np.asarray(fake_vals, dtype=np.int64)])
+    all_codes = np.concatenate([codes[rows], codes[rows[fake_src]]]) if len(fake_keys) else codes[rows]
+    principle = Principle(k=m, alpha=1.0 / m)
+    try:
+        parts = mondrian_partition(all_codes, all_keys, attrs, principle) if attrs else [np.arange(len(all_rows))]
+    except InputError:
+        parts = [np.arange(len(all_rows))]
+    out: list[GroupSpec] = []
+    for part in parts:
+        for g in unique_groups(part, all_keys[part], m, rng):
+            out.append([(int(all_rows[p]), int(all_vals[p])) for p in g])
+    return out
+
+
+def _is_sorted(a: np.ndarray) -> bool:
+    return bool(len(a) < 2 or (np.diff(a) > 0).all())
+
+
+def _extent(codes: np.ndarray) -> np.ndarray:
+    if not len(codes):
+        return np.zeros(codes.shape[1])
+    return (codes.max(axis=0) - codes.min(axis=0)).astype(np.float64)
+
+
+def balanced_split(entries: list[list[int]], codes: np.ndarray, values_of, spans: np.ndarray,
+                   valid=None) -> list[list[list[int]]]:
+    """Split a balanced bucket recursively: ``entries`` are lists of equal length ``delta`` (row indices, or
+    negative placeholders for counterfeits, which have no QI and go last); each step cuts every entry at the same
+    rank ``delta // 2`` of the attribute with the least split score (Li & Zhou, eq. 4:
+    ``sum_i |B_i| * sum_j l_ij / I_j``), among the cuts for which ``valid(child)`` holds for both children.
+    Returns leaf buckets (lists of entries) that no valid cut splits further (``delta == 1`` at best)."""
+    out = []
+    stack = [entries]
+    q = codes.shape[1] if codes.ndim == 2 else 0
+    while stack:
+        b = stack.pop()
+        delta = len(b[0]) if b else 0
+        if delta <= 1 or q == 0:
+            out.append(b)
+            continue
+        real = np.array([r for e in b for r in e if r >= 0], dtype=np.int64)
+        parent = np.maximum(_extent(codes[real]), 1.0) if len(real) else np.ones(q)
+        h = delta // 2
+        best = None
+        for j in range(q):
+            left, right = [], []
+            for e in b:
+                reals = [r for r in e if r >= 0]
+                fakes = [r for r in e if r < 0]
+                reals.sort(key=lambda r: (codes[r, j], r))
+                seq = reals + fakes
+                left.append(seq[:h])
+                right.append(seq[h:])
+            if valid is not None and not (valid(left) and valid(right)):
+                continue
+            score = 0.0
+            for child in (left, right):
+                cr = np.array([r for e in child for r in e if r >= 0], dtype=np.int64)
+                if len(cr):
+                    score += len(cr) * float((_extent(codes[cr]) / parent).sum())
+            if best is None or score < best[0] - 1e-12:
+                best = (score, left, right)
+        if best is None:
+            out.append(b)
+            continue
+        stack.append(best[2])
+        stack.append(best[1])
+    return out
+
+
+def publish_groups(snapshot: Table, attributes: Sequence[str], groups: list[GroupSpec], value_names: np.ndarray,
+                   rng: np.random.Generator, pseudonyms: Pseudonyms | None) -> tuple[Release, ReleaseTruth, dict]:
+    """A release of QI-groups with counterfeits: each group generalized to the closure of its real rows;
+    counterfeit rows share the group's QI values (and the other published columns of a random member); the
+    group and row order are random; counterfeit statistics ``{group: count}`` for the groups that have any."""
+    schema = snapshot.schema
+    attributes = schema.restrict(attributes)
+    quasi = [n for n in attributes if schema[n].is_quasi]
+    all_q = list(schema.quasi)
+    codes = snapshot.qi_codes[:, [all_q.index(n) for n in quasi]]
+    order = rng.permutation(len(groups))
+    rows, sens, group_ids, fake = [], [], [], []
+    cf: dict[int, int] = {}
+    for gid, gi in enumerate(order, 1):
+        spec = list(groups[int(gi)])
+        spec = [spec[int(k)] for k in rng.permutation(len(spec))]
+        real = [r for r, _ in spec if r >= 0]
+        if not real:
+            continue
+        for r, v in spec:
+            rows.append(r if r >= 0 else real[int(rng.integers(0, len(real)))])
+            sens.append(value_names[v])
+            group_ids.append(gid)
+            fake.append(r < 0)
+        n_fake = sum(1 for r, _ in spec if r < 0)
+        if n_fake:
+            cf[gid] = n_fake
+    rows_a = np.asarray(rows, dtype=np.int64)
+    group_a = np.asarray(group_ids, dtype=np.int64)
+    fake_a = np.asarray(fake, dtype=bool)
+    n = len(rows_a)
+    lo = np.zeros((n, len(quasi)), dtype=np.int32)
+    hi = np.zeros_like(lo)
+    masks = {}
+    if n:
+        sub = codes[rows_a]
+        real_sub = np.where(fake_a[:, None], np.iinfo(np.int32).max, sub)
+        gmin = np.full((int(group_a.max()) + 1, len(quasi)), np.iinfo(np.int32).max, dtype=np.int64)
+        np.minimum.at(gmin, group_a, real_sub)
+        real_sub2 = np.where(fake_a[:, None], -1, sub)
+        gmax = np.full_like(gmin, -1)
+        np.maximum.at(gmax, group_a, real_sub2)
+        unused = gmax[:, 0] < 0 if len(quasi) else np.zeros(len(gmax), bool)
+        gmin[unused] = 0
+        gmax[unused] = 0
+        for j, name in enumerate(quasi):
+            a = schema[name]
+            clo, chi = a.closure(gmin[:, j], gmax[:, j]) if len(gmin) else (gmin[:, j], gmax[:, j])
+            lo[:, j] = np.asarray(clo)[group_a]
+            hi[:, j] = np.asarray(chi)[group_a]
+            if a.is_subsets:
+                bits = np.where(fake_a, np.uint64(0), np.left_shift(np.uint64(1), sub[:, j].astype(np.uint64)))
+                gm = np.zeros(len(gmin), dtype=np.uint64)
+                np.bitwise_or.at(gm, group_a, bits)
+                masks[name] = gm[group_a]
+    others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
+    other = snapshot.frame.iloc[rows_a][others].reset_index(drop=True) if others else None
+    ids = snapshot.ids[rows_a] if n else np.zeros(0, dtype=object)
+    uid = None
+    if pseudonyms is not None:
+        pmap = pseudonyms.assign([str(i) for i in snapshot.ids], rng)
+        uid = np.array([pseudonyms.fresh() if f else pmap[str(i)] for i, f in zip(ids, fake_a)], dtype=object)
+    sensitive = np.asarray(sens, dtype=object)
+    release = Release(schema=schema, attributes=tuple(attributes), lo=lo, hi=hi, sensitive=sensitive, masks=masks,
+                      other=other, group=group_a, uid=uid, counterfeits=cf or None)
+    person = np.array([None if f else str(i) for i, f in zip(ids, fake_a)], dtype=object)
+    truth = ReleaseTruth(person=person, counterfeit=fake_a)
+    return release, truth, cf
+
+
+class MInvariance(PublisherBase):
+    """m-invariant re-publication (Xiao & Tao), with the count of records internal updates make invalid.
+
+    Parameters
+    ----------
+    m : int >= 2
+    uid : bool, default True
+        Publish the ``uid`` column (stable record pseudonyms).
+    """
+
+    name = "m_invariance"
+    params = {"m": Interval(int, 2, None), "uid": Boolean()}
+    required = ("m",)
+    defaults = {"uid": True}
+    guarantee = "m_unique"
+
+    def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
+                rng: np.random.Generator) -> PublishResult:
+        schema = snapshot.schema
+        attributes = schema.restrict(attributes if attributes is not None else schema.published)
+        if not any(schema[n].is_sensitive for n in attributes):
+            raise InputError(f"{self.name} needs a published sensitive attribute")
+        m = self.config["m"]
+        state = dict(state or {})
+        quasi = [n for n in attributes if schema[n].is_quasi]
+        attrs = [schema[n] for n in quasi]
+        codes = snapshot.qi_codes[:, [list(schema.quasi).index(n) for n in quasi]]
+        spans = np.array([max(a.hierarchy.n_leaves - 1, 1) for a in attrs], dtype=np.float64)
+        # one value dictionary across releases: the signature's values plus this snapshot's
+        known = list(state.get("values", []))
+        for v in pd.unique(pd.Series(snapshot.sensitive, dtype=object)):
+            if v not in known:
+                known.append(v)
+        vindex = {v: i for i, v in enumerate(known)}
+        names = np.asarray(known, dtype=object)
+        vals = np.fromiter((vindex[v] for v in snapshot.sensitive), dtype=np.int64, count=len(snapshot))
+        signature: dict[str, list] = state.get("signature", {})
+        ids = [str(i) for i in snapshot.ids]
+        # 1. division
+        buckets: dict[tuple, dict[int, list[int]]] = {}
+        new_rows: list[int] = []
+        invalid = 0
+        for r, pid in enumerate(ids):
+            sig = signature.get(pid)
+            if sig is None:
+                new_rows.append(r)
+                continue
+            sig_t = tuple(sorted(vindex[v] for v in sig))
+            if vals[r] not in sig_t:
+                invalid += 1
+                new_rows.append(r)
+                continue
+            buckets.setdefault(sig_t, {v: [] for v in sig_t})[int(vals[r])].append(r)
+        # 2. balancing: new records fill the gaps, counterfeits the rest
+        pool: dict[int, list[int]] = {}
+        for r in rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else []:
+            pool.setdefault(int(vals[r]), []).append(int(r))
+        n_fake = 0
+        entries_of: list[tuple[tuple, list[list[int]]]] = []
+        fake_value: dict[int, int] = {}
+        next_fake = -1
+        for sig_t in sorted(buckets):
+            b = buckets[sig_t]
+            delta = max(len(x) for x in b.values())
+            entries = []
+            for v in sig_t:
+                lst = b[v]
+                while len(lst) < delta and pool.get(v):
+                    lst.append(pool[v].pop())
+                while len(lst) < delta:
+                    lst.append(next_fake)
+                    fake_value[next_fake] = v
+                    next_fake -= 1
+                    n_fake += 1
+                entries.append(lst)
+            entries_of.append((sig_t, entries))
+        # 4. split (balanced buckets)
+        groups: list[GroupSpec] = []
+        for sig_t, entries in entries_of:
+            for leaf in balanced_split(entries, codes, None, spans):
+                delta = len(leaf[0])
+                for k in range(delta):
+                    groups.append([(r, int(vals[r])) if r >= 0 else (-1, fake_value[r]) for r in
+                                   (e[k] for e in leaf)])
+        # 3. assignment of the remaining new (and invalid) records
+        rest = np.sort(np.asarray([r for lst in pool.values() for r in lst], dtype=np.int64))
+        groups.extend(new_record_groups(codes, attrs, rest, vals[rest], len(names), m, rng))
+        pseudo = Pseudonyms(state) if self.config["uid"] else None
+        release, truth, cf = publish_groups(snapshot, attributes, groups, names, rng, pseudo)
+        # next state: every published record's signature is its group's set of values
+        new_sig = {}
+        gvals: dict[int, set] = {}
+        for g, v in zip(release.group, release.sensitive):
+            gvals.setdefault(int(g), set()).add(v)
+        for g, p in zip(release.group, truth.person):
+            if p is not None:
+                new_sig[p] = sorted(gvals[int(g)])
+        prev_stats = state.get("stats", {})
+        stats = {"invalid": invalid, "invalid_total": int(prev_stats.get("invalid_total", 0)) + invalid,
+                 "counterfeits": int(sum(cf.values())), "groups": int(release.n_classes)}
+        new_state = {"releases": int(state.get("releases", 0)) + 1, "values": known, "signature": new_sig,
+                     "stats": stats}
+        if pseudo is not None:
+            new_state.update(pseudo.state())
+        return PublishResult(release=release, truth=truth, state=new_state, counterfeit_rows=int(sum(cf.values())))

@@ -1,0 +1,806 @@
+"""Exact linkability, world counting, breach and linkage probabilities (the possible-worlds engine).
+
+Definitions (see :mod:`solver.worlds`):
+
+* **linkability** of an individual: the values it takes in at least one possible world (Shmueli & Tassa,
+  004, section 3: l-linkability);
+* **linkage probability** ``|E[v, s]| / |E|`` (004, Definition 3.2, ``E`` = all possible worlds);
+* **breach probability** ``p(o, s, k) = W_link(o, s, k) / W_total,k`` (Wong et al., 001, Definition 2): the
+  fraction of worlds (series of tables) in which ``o`` has ``s`` in at least one table; and the localized
+  ``q(o, s, j, k) = L_link(o, s, j, k) / W_total,k`` (001, section III.A) for table ``j`` alone.
+
+A world is an assignment of values to individuals, counted once however many bijections realize it.  In
+``persistent`` mode an individual has one value in every table, so ``p(o, s, k)`` equals the linkage
+probability and ``q(o, s, j, k)`` as well (for every ``j`` where ``o`` is present).  In ``free`` mode the
+tables are independent, the worlds of the series are the products of the worlds of each table, and::
+
+    p(o, s, k) = 1 - prod_j (1 - q(o, s, j, k))                                                   (*)
+
+which is Lemma 2 of 001 when every anonymized group is homogeneous (``q = n_{j,1} / n_j``).
+
+Algorithms, per :class:`~solver.worlds.Block` (worlds of different blocks combine freely):
+
+1. **Linkability, exact.**  One release: the type-group edges in some perfect b-matching
+   (:func:`solver.matching.matchable_edges`, strongly connected components).  Several releases with
+   persistent values: those edges give a necessary condition per release; the rest is decided by CP-SAT on
+   the *type-world* model below, each solution found settling every pair it realizes, each remaining pair
+   proved by one more solve (feasible: linkable, with the solution as witness; INFEASIBLE: not linkable).
+2. **Counting, exact.**  A *type-world* is the matrix ``m[t, v]``: how many members of type ``t`` take value
+   ``v``.  It is realizable iff, for every release, the integral transport of the ``m[., v]`` into the
+   groups of value ``v`` along the consistency edges saturates every group (CP-SAT: integer flows per
+   release, one ``m`` shared by all releases).  The individual-level worlds of a type-world number
+   ``prod_t multinomial(n_t; m[t, .])``, and a given member of ``t`` takes ``v`` in a fraction
+   ``m[t, v] / n_t`` of them.  So
+
+   * a block that is one type adjacent to all its groups (a homogeneous anonymized group, or classes
+     identical in every release) has the closed form ``N = n! / prod_v c_v!``, linkage ``c_v / n``;
+   * otherwise the distinct type-worlds are enumerated with CP-SAT (``num_workers = 1``; each solution is
+     forbidden before the next solve), up to ``max_type_worlds`` per block (default 5,000) and
+     ``time_limit`` seconds per block;
+
+   every count is an exact Python integer, every probability an exact :class:`fractions.Fraction`.
+3. **Beyond the limits: an estimate, labelled as one.**  A Markov chain on the block's individual-level
+   worlds (moves: swap the values of two individuals, or change one individual's value; a move is kept iff
+   every release still has a perfect matching - a max flow per changed value).  Proposals are symmetric, so
+   the uniform distribution over the worlds reachable from the start is stationary; irreducibility is not
+   proved.  ``samples`` recorded states after a burn-in; a 95% batch-means confidence interval per
+   ``(individual, value)``.  Proven bounds still hold: 0 for a value that is not linkable, 1 for an
+   individual linkable to a single value.
+
+Limits (measured, ``benchmarks/bench_worlds.py``):
+
+* one release (and every ``free`` sequence): linkability is polynomial - 2,000 Adult records under Mondrian in
+  0.2 s, 30,162 records over two releases in a few seconds; counting is closed-form for homogeneous groups
+  (every Mondrian class) and enumerated otherwise, exact up to ``max_type_worlds`` type-worlds per block;
+* persistent values over several releases: CP-SAT.  Exact within the default 20 s per block for blocks of
+  a few hundred individual types; one block of 2,000 Adult records (two Mondrian releases on different QI
+  subsets: 1,062 types, 4,888 candidate pairs) is *not* decided within 60 s - the undecided pairs are
+  reported linkable, ``linkability_exact`` is false, and the attack labels ``min_linkability`` an upper bound.
+
+API (stable; used by the attacks, the publishers and the tests)::
+
+    problem = solver.worlds.build_problem(view)                 # or problem_from_arrays(...)
+    a = solver.counting.analyze(problem)                         # WorldsAnalysis
+    a.linkable[i, v], a.breach[i, v], a.localized[j, i, v]       # per individual i, value v, release j
+    a.breach_fraction(i, v), a.localized_fraction(j, i, v)       # exact Fractions (None if estimated)
+    a.exact[i, v], a.low / a.high (proven), a.ci_low / a.ci_high (95% CI of estimates)
+    solver.counting.witness_world(problem, block, i, v)          # a world where i has v
+    solver.counting.brute_force(problem)                         # oracle for tiny instances
+
+Entry point: :func:`analyze`.  Reference implementation for tests: :func:`brute_force`.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from multirelease.errors import InputError, SolverError
+
+from .matching import has_perfect_matching, matchable_edges, perfect_b_matching
+from .worlds import Block, WorldsProblem
+
+__all__ = ["BlockCounts", "WorldsAnalysis", "analyze", "block_linkability", "count_block", "witness_world",
+           "brute_force", "breach_closed_form", "multinomial", "DEFAULT_MAX_TYPE_WORLDS"]
+
+#: type-worlds enumerated per block before counting falls back to sampling
+DEFAULT_MAX_TYPE_WORLDS = 5_000
+#: CP-SAT seconds per block (linkability and enumeration each)
+DEFAULT_TIME_LIMIT = 20.0
+
+
+def multinomial(n: int, parts: Sequence[int]) -> int:
+    """``n! / prod(parts!)`` (exact; ``sum(parts) == n``)."""
+    out, left = 1, n
+    for k in parts:
+        out *= math.comb(left, int(k))
+        left -= int(k)
+    return out
+
+
+def breach_closed_form(sizes: Sequence[int], counts: Sequence[int]) -> Fraction:
+    """Lemma 2 of Wong et al. (001): ``(prod n_j - prod (n_j - n_{j,1})) / prod n_j`` for an individual whose
+    anonymized group in table ``j`` has ``n_j`` records, ``n_{j,1}`` of them with the value ``s_1``.
+
+    Examples
+    --------
+    >>> breach_closed_form([2, 2], [1, 1]), breach_closed_form([4, 4], [1, 1])
+    (Fraction(3, 4), Fraction(7, 16))
+    """
+    total = math.prod(int(n) for n in sizes)
+    miss = math.prod(int(n) - int(c) for n, c in zip(sizes, counts))
+    return Fraction(total - miss, total)
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True, eq=False)
+class BlockCounts:
+    """What the engine knows about one block.
+
+    ``linkable[t, v]``: a member of type ``t`` takes value ``v`` in some world (exact).  When ``exact``:
+    ``worlds`` distinct worlds (a Python int) and ``linked[t, v]`` of them give a given member of ``t`` the
+    value ``v``.  Otherwise ``estimate[t, v]`` (a sampled fraction) with its 95% interval ``ci[t, v]``.
+    ``method``: ``closed_form``, ``enumeration`` or ``sampling``.
+    """
+
+    block: Block
+    linkable: np.ndarray
+    exact: bool
+    method: str
+    worlds: int | None = None
+    linked: list | None = None  # T lists of V Python ints
+    estimate: np.ndarray | None = None
+    ci: np.ndarray | None = None  # (T, V, 2)
+    type_worlds: int = 0
+    samples: int = 0
+    seconds: float = 0.0
+
+    def fraction(self, t: int, v: int) -> Fraction | None:
+        """Exact ``linked / worlds`` of a member of type ``t`` and value ``v`` (``None`` if not exact)."""
+        if not self.exact:
+            lo, hi = self.interval(t, v)
+            return Fraction(int(lo)) if lo == hi else None  # proven 0 or 1
+        return Fraction(self.linked[t][v], self.worlds)
+
+    def probability(self, t: int, v: int) -> float:
+        if self.exact:
+            return self.linked[t][v] / self.worlds if self.worlds else 0.0
+        return float(self.estimate[t, v])
+
+    def interval(self, t: int, v: int) -> tuple[float, float]:
+        """Proven bounds of the fraction (a point when exact)."""
+        if self.exact:
+            p = self.probability(t, v)
+            return p, p
+        if not self.linkable[t, v]:
+            return 0.0, 0.0
+        if self.linkable[t].sum() == 1:
+            return 1.0, 1.0
+        return 0.0, 1.0
+
+
+@dataclass(eq=False)
+class WorldsAnalysis:
+    """Per-individual results of :func:`analyze` (``N`` individuals, ``V`` values, ``R`` releases).
+
+    Attributes
+    ----------
+    linkable : (N, V) bool - persistent: in some world; free: in some world of some table.
+    breach : (N, V) float - ``p(o, s, k)`` (an estimate where ``exact`` is false).
+    localized : (R, N, V) float - ``q(o, s, j, k)``; NaN where ``o`` is absent from table ``j``.
+    exact : (N, V) bool - the breach value is exact.
+    low, high : (N, V) float - proven bounds of the breach (equal to it when exact).
+    ci_low, ci_high : (N, V) float - 95% confidence interval of the estimate (equal to it when exact).
+    """
+
+    problem: WorldsProblem
+    blocks: list
+    linkable: np.ndarray
+    breach: np.ndarray
+    localized: np.ndarray
+    exact: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    linkability_exact: bool
+    block_of: np.ndarray  # (R', N) block index per spanned release slot (persistent: R' = 1)
+    type_of: np.ndarray  # (R', N) type index within that block
+    seconds: float = 0.0
+
+    @property
+    def linkage(self) -> np.ndarray:
+        """``|E[v, s]| / |E|`` (Definition 3.2 of 004): equal to the breach in both modes (module docstring)."""
+        return self.breach
+
+    @property
+    def all_exact(self) -> bool:
+        return bool(self.exact.all())
+
+    def breach_fraction(self, i: int, v: int) -> Fraction | None:
+        """The exact breach probability of individual ``i`` and value ``v`` as a fraction (``None`` if estimated)."""
+        if not self.exact[i, v]:
+            return None
+        miss = Fraction(1)
+        for slot in range(self.block_of.shape[0]):
+            b = self.block_of[slot, i]
+            if b < 0:
+                continue
+            miss *= 1 - self.blocks[b].fraction(int(self.type_of[slot, i]), v)
+        return 1 - miss
+
+    def localized_fraction(self, j: int, i: int, v: int) -> Fraction | None:
+        """Exact ``q(o, s, j, k)`` (``j`` 0-based release position)."""
+        slot = j if self.problem.mode == "free" else 0
+        b = self.block_of[slot, i]
+        if b < 0 or (self.problem.mode == "persistent" and i not in set(self.problem.releases[j].people.tolist())):
+            return Fraction(0)
+        return self.blocks[b].fraction(int(self.type_of[slot, i]), v)
+
+
+# ---------------------------------------------------------------------- type-world model
+class _TypeWorldModel:
+    """CP-SAT model of the type-worlds of a block: ``m[t, v]`` and one integer transport per release."""
+
+    def __init__(self, block: Block, candidate: np.ndarray):
+        self.block = block
+        self.model = model = cp_model.CpModel()
+        n_t = block.type_count
+        T, V = candidate.shape
+        self.m = {}
+        for t in range(T):
+            for v in np.flatnonzero(candidate[t]):
+                self.m[t, int(v)] = model.new_int_var(0, int(n_t[t]), f"m_{t}_{v}")
+            terms = [self.m[t, int(v)] for v in np.flatnonzero(candidate[t])]
+            model.add(sum(terms) == int(n_t[t]))
+        self.flows = []
+        for k in range(len(block.releases)):
+            edges = block.edges[k]
+            gcount, gvalue = block.group_count[k], block.group_value[k]
+            f = {}
+            into_g = [[] for _ in range(len(gcount))]
+            out_tv: dict = {}
+            for e, (t, g) in enumerate(edges.tolist()):
+                v = int(gvalue[g])
+                if not candidate[t, v]:
+                    continue
+                var = model.new_int_var(0, int(min(n_t[t], gcount[g])), f"f_{k}_{t}_{g}")
+                f[e] = var
+                into_g[g].append(var)
+                out_tv.setdefault((t, v), []).append(var)
+            for g in range(len(gcount)):
+                model.add(sum(into_g[g]) == int(gcount[g]))
+            for (t, v), var in self.m.items():
+                if block.present[t, k]:
+                    model.add(sum(out_tv.get((t, v), [])) == var)
+            self.flows.append(f)
+        self.vars = list(self.m.values())
+        self.keys = list(self.m.keys())
+
+    def hint(self, sol: dict) -> None:
+        """Start the next solves from a known type-world (solution hint)."""
+        self.model.clear_hints()
+        for key, var in self.m.items():
+            self.model.add_hint(var, sol.get(key, 0))
+
+    def solve(self, time_limit: float, extra: Sequence = ()) -> tuple[str, dict | None, cp_model.CpSolver]:
+        """``("feasible", m, solver)``, ``("infeasible", None, solver)`` or ``("unknown", None, solver)``."""
+        model = self.model
+        lits = []
+        for constraint in extra:  # enforced for this solve only, through an assumption
+            lit = model.new_bool_var(f"assume_{len(self.vars)}_{id(constraint)}")
+            model.add(constraint).only_enforce_if(lit)
+            lits.append(lit)
+        model.clear_assumptions()
+        if lits:
+            model.add_assumptions(lits)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1  # >= 2 workers may return wrong enumeration counts
+        solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+        solver.parameters.random_seed = 0
+        status = solver.solve(model)
+        model.clear_assumptions()
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            sol = {key: int(solver.value(var)) for key, var in self.m.items()}
+            self.hint(sol)
+            return "feasible", sol, solver
+        if status == cp_model.INFEASIBLE:
+            return "infeasible", None, solver
+        if status == cp_model.MODEL_INVALID:
+            raise SolverError("CP-SAT: invalid type-world model")
+        return "unknown", None, solver
+
+
+def _block_values(problem: WorldsProblem, block: Block) -> np.ndarray:
+    V = problem.n_values
+    out = np.zeros((block.n_types, V), dtype=bool)
+    for k in range(len(block.releases)):
+        for t, g in block.edges[k].tolist():
+            out[t, block.group_value[k][g]] = True
+    return out
+
+
+def _single_release_linkable(problem: WorldsProblem, block: Block, k: int) -> np.ndarray | None:
+    """``(T, V)`` linkable pairs within spanned release ``k`` alone (``None``: no perfect matching)."""
+    present = block.present[:, k]
+    tc = np.where(present, block.type_count, 0)
+    edges = block.edges[k]
+    ok = matchable_edges(tc, block.group_count[k], edges)
+    out = np.zeros((block.n_types, problem.n_values), dtype=bool)
+    if ok is None:
+        return None
+    e = edges[ok]
+    out[e[:, 0], block.group_value[k][e[:, 1]]] = True
+    return out
+
+
+def block_linkability(problem: WorldsProblem, block: Block, *, time_limit: float = DEFAULT_TIME_LIMIT
+                      ) -> tuple[np.ndarray, bool, dict]:
+    """``(linkable (T, V) bool, exact, witnesses)``: the values each type's members take in some world.
+
+    ``witnesses[(t, v)]`` is a type-world realizing the pair when CP-SAT was used.  ``exact`` is false only
+    when CP-SAT stopped on its time limit (the undecided pairs are then reported linkable: an upper bound).
+    Raises :class:`InputError` when the block has no world at all (inconsistent releases)."""
+    R = len(block.releases)
+    if block.n_types == 0:
+        raise InputError(_no_world_message(problem, block))
+    if block.is_complete():  # one type adjacent to every group: every value of the groups (if any world)
+        out = np.zeros((1, problem.n_values), dtype=bool)
+        counts = None
+        for k in range(R):
+            if not block.present[0, k]:
+                continue
+            c = np.bincount(block.group_value[k], weights=block.group_count[k], minlength=problem.n_values)
+            if (counts is not None and not np.array_equal(c, counts)) or c.sum() != block.type_count[0]:
+                raise InputError(_no_world_message(problem, block))
+            counts = c
+        out[0] = counts > 0
+        return out, True, {}
+    cand = np.ones((block.n_types, problem.n_values), dtype=bool)
+    for k in range(R):
+        lk = _single_release_linkable(problem, block, k)
+        if lk is None:
+            raise InputError(_no_world_message(problem, block))
+        present = block.present[:, k]
+        cand[present] &= lk[present]
+    if R == 1:
+        return cand, True, {}
+    # persistent values over several releases: decide the candidates with CP-SAT
+    model = _TypeWorldModel(block, cand)
+    deadline = time.perf_counter() + time_limit
+    status, m, _ = model.solve(time_limit)
+    if status == "infeasible":
+        raise InputError(_no_world_message(problem, block))
+    if status == "unknown":
+        return cand, False, {}
+    linkable = np.zeros_like(cand)
+    witnesses = {}
+
+    def settle(sol):
+        for (t, v), c in sol.items():
+            if c > 0 and not linkable[t, v]:
+                linkable[t, v] = True
+                witnesses[t, v] = sol
+
+    settle(m)
+    # rounds that maximize the number of unsettled pairs realized at once; an optimum of 0 proves them all
+    # unlinkable
+    for _ in range(64):
+        open_pairs = [(int(t), int(v)) for t, v in zip(*np.nonzero(cand & ~linkable))]
+        left = deadline - time.perf_counter()
+        if not open_pairs or left <= 0:
+            break
+        hit = {}
+        for t, v in open_pairs:
+            b = model.model.new_bool_var(f"hit_{t}_{v}")
+            model.model.add(model.m[t, v] >= 1).only_enforce_if(b)
+            hit[t, v] = b
+        model.model.maximize(sum(hit.values()))
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.max_time_in_seconds = min(left, max(2.0, time_limit / 8))
+        status = solver.solve(model.model)
+        model.model.clear_objective()
+        for b in hit.values():  # retire the indicators
+            model.model.add(b == 0)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break
+        sol = {key: int(solver.value(var)) for key, var in model.m.items()}
+        model.hint(sol)
+        before = int(linkable.sum())
+        settle(sol)
+        if status == cp_model.OPTIMAL and int(linkable.sum()) == before:
+            for t, v in open_pairs:
+                model.model.add(model.m[t, v] == 0)
+            cand = cand & linkable
+            break
+        if int(linkable.sum()) == before:
+            break
+    exact = True
+    for t, v in zip(*np.nonzero(cand)):
+        t, v = int(t), int(v)
+        if linkable[t, v]:
+            continue
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            exact = False
+            linkable[t, v] = True  # undecided: reported as linkable (safe side)
+            continue
+        status, sol, _ = model.solve(left, [model.m[t, v] >= 1])
+        if status == "feasible":
+            settle(sol)
+        elif status == "infeasible":
+            model.model.add(model.m[t, v] == 0)
+        else:
+            exact = False
+            linkable[t, v] = True
+    return linkable, exact, witnesses
+
+
+def _no_world_message(problem: WorldsProblem, block: Block) -> str:
+    rel = ", ".join(str(problem.releases[r].index) for r in block.releases)
+    who = [str(problem.individuals[m[0]]) for m in block.members[:3]]
+    if not who:
+        return f"no possible world: a record of release(s) {rel} contains no individual's QI values"
+    return (f"no possible world: the releases ({rel}) cannot all come from the population "
+            f"(individuals {', '.join(who)}...)")
+
+
+# ---------------------------------------------------------------------- counting
+def count_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *,
+                max_type_worlds: int = DEFAULT_MAX_TYPE_WORLDS, time_limit: float = DEFAULT_TIME_LIMIT,
+                samples: int = 2_000, rng: np.random.Generator | None = None) -> BlockCounts:
+    """Count the block's worlds exactly (closed form or enumeration), else estimate (see module docstring)."""
+    t0 = time.perf_counter()
+    V = problem.n_values
+    if block.is_complete():
+        counts = None
+        n = int(block.type_count[0])
+        for k in range(len(block.releases)):
+            if not block.present[0, k]:
+                continue
+            c = np.bincount(block.group_value[k], weights=block.group_count[k], minlength=V).astype(np.int64)
+            if counts is not None and not np.array_equal(c, counts):
+                raise InputError(_no_world_message(problem, block))
+            counts = c
+        worlds = multinomial(n, counts.tolist())
+        linked = [[worlds * int(c) // n for c in counts.tolist()]]
+        return BlockCounts(block, linkable, True, "closed_form", worlds=worlds, linked=linked, type_worlds=1,
+                           seconds=time.perf_counter() - t0)
+    model = _TypeWorldModel(block, linkable)
+    n_t = block.type_count
+    worlds = 0
+    linked = [[0] * V for _ in range(block.n_types)]
+    found = 0
+    deadline = time.perf_counter() + time_limit
+    complete = False
+    while found < max_type_worlds:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        status, m, _ = model.solve(left)
+        if status == "infeasible":
+            complete = True
+            break
+        if status == "unknown":
+            break
+        found += 1
+        weight = 1
+        rows = [[0] * V for _ in range(block.n_types)]
+        for (t, v), c in m.items():
+            rows[t][v] = c
+        for t in range(block.n_types):
+            weight *= multinomial(int(n_t[t]), rows[t])
+        worlds += weight
+        for t in range(block.n_types):
+            for v in range(V):
+                if rows[t][v]:
+                    linked[t][v] += weight * rows[t][v] // int(n_t[t])
+        model.model.add_forbidden_assignments(model.vars, [tuple(m[k] for k in model.keys)])
+    if complete:
+        if found == 0:
+            raise InputError(_no_world_message(problem, block))
+        return BlockCounts(block, linkable, True, "enumeration", worlds=worlds, linked=linked, type_worlds=found,
+                           seconds=time.perf_counter() - t0)
+    est, ci, n_samples = _sample_block(problem, block, linkable, samples=samples,
+                                       rng=rng if rng is not None else np.random.default_rng(0))
+    return BlockCounts(block, linkable, False, "sampling", estimate=est, ci=ci, type_worlds=found,
+                       samples=n_samples, seconds=time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------- witness worlds
+def witness_world(problem: WorldsProblem, block: Block, individual: int, value: int, *,
+                  time_limit: float = DEFAULT_TIME_LIMIT) -> dict | None:
+    """A world of the block in which ``individual`` (global index) takes ``value``: per spanned release, the
+    value of every individual of the block and the release row (0-based) it is matched to.
+
+    Returns ``{"releases": [{"release": i, "assignment": {id: {"value": s, "row": r}}}]}`` or ``None``."""
+    t = next((k for k, mem in enumerate(block.members) if individual in set(mem.tolist())), None)
+    if t is None:
+        return None
+    cand = _block_values(problem, block)
+    model = _TypeWorldModel(block, cand)
+    if (t, value) not in model.m:
+        return None
+    status, m, solver = model.solve(time_limit, [model.m[t, value] >= 1])
+    if status != "feasible":
+        return None
+    # individual values: the target first
+    vals = {}
+    for tt, mem in enumerate(block.members):
+        order = list(mem.tolist())
+        if tt == t:
+            order.remove(individual)
+            order.insert(0, individual)
+        seq = []
+        if tt == t:
+            seq.append(value)
+            rest = dict((v, c - (1 if v == value else 0)) for (x, v), c in m.items() if x == tt)
+        else:
+            rest = {v: c for (x, v), c in m.items() if x == tt}
+        for v in sorted(rest):
+            seq.extend([v] * rest[v])
+        for p, v in zip(order, seq):
+            vals[p] = v
+    out = []
+    for k, r in enumerate(block.releases):
+        g = problem.releases[r]
+        flows = {e: int(solver.value(var)) for e, var in model.flows[k].items()}
+        # members of each (type, value) take the groups' rows in turn
+        free_rows = {int(lg): list(g.group_rows[int(gg)].tolist()) for lg, gg in enumerate(block.groups[k])}
+        assign = {}
+        present = set(g.people.tolist())
+        edges = block.edges[k]
+        for tt, mem in enumerate(block.members):
+            if not block.present[tt, k]:
+                continue
+            by_v: dict = {}
+            for p in mem.tolist():
+                if p in present:
+                    by_v.setdefault(vals[p], []).append(p)
+            for e, c in flows.items():
+                if c <= 0 or edges[e, 0] != tt:
+                    continue
+                lg = int(edges[e, 1])
+                v = int(block.group_value[k][lg])
+                for _ in range(c):
+                    p = by_v[v].pop()
+                    assign[str(problem.individuals[p])] = {"value": str(problem.values[v]),
+                                                           "row": int(free_rows[lg].pop(0))}
+        out.append({"release": g.index, "assignment": dict(sorted(assign.items()))})
+    return {"releases": out}
+
+
+# ---------------------------------------------------------------------- sampling
+def _feasible_value(problem: WorldsProblem, block: Block, k: int, vals: dict, v: int) -> bool:
+    """Within spanned release ``k``: can the block's individuals with value ``v`` fill its groups of value ``v``?"""
+    g = problem.releases[block.releases[k]]
+    present = block.present[:, k]
+    tc = np.zeros(block.n_types, dtype=np.int64)
+    for t, mem in enumerate(block.members):
+        if present[t]:
+            tc[t] = sum(1 for p in mem.tolist() if vals[p] == v)
+    gsel = block.group_value[k] == v
+    gcount = np.where(gsel, block.group_count[k], 0)
+    e = block.edges[k]
+    keep = gsel[e[:, 1]] if len(e) else np.zeros(0, bool)
+    return perfect_b_matching(tc, gcount, e[keep]) is not None
+    del g
+
+
+def _sample_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *, samples: int,
+                  rng: np.random.Generator, thin: int = 3, burn_in: int = 200, batches: int = 20
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    cand = linkable
+    model = _TypeWorldModel(block, cand)
+    status, m, _ = model.solve(DEFAULT_TIME_LIMIT)
+    if status != "feasible":
+        raise SolverError("no start world for sampling")
+    vals = {}
+    for t, mem in enumerate(block.members):
+        seq = []
+        for v in range(problem.n_values):
+            seq.extend([v] * m.get((t, v), 0))
+        for p, v in zip(mem.tolist(), seq):
+            vals[p] = v
+    people = [p for mem in block.members for p in mem.tolist()]
+    type_of = {p: t for t, mem in enumerate(block.members) for p in mem.tolist()}
+    R = len(block.releases)
+
+    def ok(changed_values) -> bool:
+        return all(_feasible_value(problem, block, k, vals, v) for k in range(R) for v in changed_values)
+
+    steps = burn_in + samples * thin
+    T, V = block.n_types, problem.n_values
+    tally = np.zeros((batches, T, V), dtype=np.float64)
+    per_batch = max(1, samples // batches)
+    recorded = 0
+    for step in range(steps):
+        a = people[int(rng.integers(len(people)))]
+        if rng.random() < 0.5 and len(people) > 1:
+            b = people[int(rng.integers(len(people)))]
+            va, vb = vals[a], vals[b]
+            if va != vb and cand[type_of[a], vb] and cand[type_of[b], va]:
+                vals[a], vals[b] = vb, va
+                if not ok((va, vb)):
+                    vals[a], vals[b] = va, vb
+        else:
+            va = vals[a]
+            vb = int(rng.integers(V))
+            if vb != va and cand[type_of[a], vb]:
+                vals[a] = vb
+                if not ok((va, vb)):
+                    vals[a] = va
+        if step >= burn_in and (step - burn_in) % thin == 0 and recorded < per_batch * batches:
+            bi = recorded // per_batch
+            for p in people:
+                tally[bi, type_of[p], vals[p]] += 1
+            recorded += 1
+    n_t = block.type_count[:, None].astype(np.float64)
+    frac = tally / (per_batch * n_t[None])
+    est = frac.mean(axis=0)
+    half = 1.96 * frac.std(axis=0, ddof=1) / math.sqrt(batches)
+    ci = np.stack([np.clip(est - half, 0, 1), np.clip(est + half, 0, 1)], axis=-1)
+    ci[~cand] = 0.0
+    est[~cand] = 0.0
+    return est, ci, recorded
+
+
+# ---------------------------------------------------------------------- the whole problem
+def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_WORLDS,
+            time_limit: float = DEFAULT_TIME_LIMIT, samples: int = 2_000, count: bool = True,
+            rng: np.random.Generator | None = None) -> WorldsAnalysis:
+    """Linkability, breach / linkage and localized probabilities of every individual and value.
+
+    Parameters
+    ----------
+    problem : WorldsProblem
+    max_type_worlds, time_limit : per block, the enumeration budget before sampling (see module docstring).
+    samples : recorded states of the sampler (blocks beyond the budget only).
+    count : when false, only linkability is computed (``breach`` etc. are NaN).
+    rng : generator of the sampler (default seeded 0).
+
+    Examples
+    --------
+    >>> from solver.worlds import build_problem            # doctest: +SKIP
+    >>> a = analyze(build_problem(view))                   # doctest: +SKIP
+    >>> a.breach.max(), a.linkable.sum(axis=1).min()       # doctest: +SKIP
+    """
+    t0 = time.perf_counter()
+    problem.check_sizes()
+    rng = rng if rng is not None else np.random.default_rng(0)
+    N, V, R = problem.n_individuals, problem.n_values, len(problem.releases)
+    slots = R if problem.mode == "free" else 1
+    block_of = np.full((slots, N), -1, dtype=np.int64)
+    type_of = np.full((slots, N), -1, dtype=np.int64)
+    results = []
+    linkable = np.zeros((N, V), dtype=bool)
+    linkability_exact = True
+    for b, block in enumerate(problem.blocks()):
+        lk, lk_exact, _ = block_linkability(problem, block, time_limit=time_limit)
+        linkability_exact &= lk_exact
+        if count:
+            bc = count_block(problem, block, lk, max_type_worlds=max_type_worlds, time_limit=time_limit,
+                             samples=samples, rng=rng)
+        else:
+            bc = BlockCounts(block, lk, False, "linkability_only")
+        if not lk_exact:
+            bc = BlockCounts(block, lk, False, bc.method, estimate=bc.estimate, ci=bc.ci, samples=bc.samples)
+        results.append(bc)
+        slot = block.releases[0] if problem.mode == "free" else 0
+        for t, mem in enumerate(block.members):
+            block_of[slot, mem] = b
+            type_of[slot, mem] = t
+            linkable[mem] |= lk[t]
+    breach = np.full((N, V), np.nan)
+    localized = np.full((R, N, V), np.nan)
+    exact = np.zeros((N, V), dtype=bool)
+    low, high = np.zeros((N, V)), np.zeros((N, V))
+    ci_low, ci_high = np.zeros((N, V)), np.zeros((N, V))
+    if count:
+        miss = np.ones((N, V))
+        miss_low = np.ones((N, V))  # from the proven upper bounds of each table
+        miss_high = np.ones((N, V))
+        miss_cl, miss_ch = np.ones((N, V)), np.ones((N, V))
+        exact[:] = True
+        for slot in range(slots):
+            # one row per (block, type): q, proven bounds, confidence interval
+            rows_q, rows_lo, rows_hi, rows_cl, rows_ch = [], [], [], [], []
+            row_of = np.full(N, -1, dtype=np.int64)
+            for i_b in np.unique(block_of[slot][block_of[slot] >= 0]):
+                bc = results[i_b]
+                for t, mem in enumerate(bc.block.members):
+                    if bc.exact:
+                        w = bc.worlds
+                        q = np.array([x / w for x in bc.linked[t]]) if w else np.zeros(V)
+                        lo_ = hi_ = cl = ch = q
+                    else:
+                        q = bc.estimate[t] if bc.estimate is not None else np.full(V, np.nan)
+                        bounds = np.array([bc.interval(t, v) for v in range(V)])
+                        lo_, hi_ = bounds[:, 0], bounds[:, 1]
+                        cl = bc.ci[t, :, 0] if bc.ci is not None else lo_
+                        ch = bc.ci[t, :, 1] if bc.ci is not None else hi_
+                    row_of[mem] = len(rows_q)
+                    rows_q.append(q)
+                    rows_lo.append(lo_)
+                    rows_hi.append(hi_)
+                    rows_cl.append(cl)
+                    rows_ch.append(ch)
+            if not rows_q:
+                continue
+            ind = np.flatnonzero(row_of >= 0)
+            r_ = row_of[ind]
+            Q, LO, HI = np.array(rows_q)[r_], np.array(rows_lo)[r_], np.array(rows_hi)[r_]
+            CL, CH = np.array(rows_cl)[r_], np.array(rows_ch)[r_]
+            exact[ind] &= LO == HI
+            miss[ind] *= 1 - Q
+            miss_low[ind] *= 1 - HI
+            miss_high[ind] *= 1 - LO
+            miss_cl[ind] *= 1 - CH
+            miss_ch[ind] *= 1 - CL
+            if problem.mode == "free":
+                localized[slot, ind] = Q
+        breach = 1 - miss
+        low, high = 1 - miss_high, 1 - miss_low
+        ci_low, ci_high = 1 - miss_ch, 1 - miss_cl
+        if problem.mode == "persistent":
+            for j, g in enumerate(problem.releases):
+                localized[j, g.people] = breach[g.people]
+        # exact values: no accumulated rounding in the bounds
+        low = np.where(exact, breach, low)
+        high = np.where(exact, breach, high)
+    return WorldsAnalysis(problem=problem, blocks=results, linkable=linkable, breach=breach, localized=localized,
+                          exact=exact, low=low, high=high, ci_low=ci_low, ci_high=ci_high,
+                          linkability_exact=linkability_exact, block_of=block_of,
+                          type_of=type_of, seconds=time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------- brute force (tests)
+def brute_force(problem: WorldsProblem, *, max_assignments: int = 200_000) -> dict:
+    """Every world by plain enumeration of value assignments (tiny instances; the tests' oracle).
+
+    Returns ``{"worlds": int, "linked": (N, V) int array (worlds where o has s in at least one table),
+    "local": (R, N, V) int array (worlds where o has s in table j), "linkable": (N, V) bool}``.  A world is an
+    assignment of values to individuals (persistent) or one per table (free), kept when every table has a
+    perfect matching between its individuals and its records (same value, region containing the point).
+    """
+    N, V, R = problem.n_individuals, problem.n_values, len(problem.releases)
+    expanded = []
+    for g in problem.releases:
+        rec_group = np.repeat(np.arange(g.n_groups), g.group_count)
+        expanded.append((g.adjacency.toarray()[:, rec_group], g.group_value[rec_group]))
+
+    def consistent(j: int, assignment: dict) -> bool:
+        g = problem.releases[j]
+        adj, rec_val = expanded[j]
+        vals = np.array([assignment[p] for p in g.people.tolist()], dtype=np.int64)
+        return has_perfect_matching(adj & (vals[:, None] == rec_val[None, :]))
+
+    if problem.mode == "persistent":
+        people = sorted({p for g in problem.releases for p in g.people.tolist()})
+        if V ** len(people) > max_assignments:
+            raise ValueError("instance too large for brute force")
+        worlds = []
+        for combo in itertools.product(range(V), repeat=len(people)):
+            a = dict(zip(people, combo))
+            if all(consistent(j, a) for j in range(R)):
+                worlds.append(a)
+        linked = np.zeros((N, V), dtype=object)
+        local = np.zeros((R, N, V), dtype=object)
+        for w in worlds:
+            for p, v in w.items():
+                linked[p, v] += 1
+            for j, g in enumerate(problem.releases):
+                for p in g.people.tolist():
+                    local[j, p, w[p]] += 1
+        return {"worlds": len(worlds), "linked": linked, "local": local, "linkable": linked > 0}
+    per_table = []
+    for j, g in enumerate(problem.releases):
+        people = g.people.tolist()
+        if V ** len(people) > max_assignments:
+            raise ValueError("instance too large for brute force")
+        ws = []
+        for combo in itertools.product(range(V), repeat=len(people)):
+            a = dict(zip(people, combo))
+            if consistent(j, a):
+                ws.append(a)
+        per_table.append(ws)
+    total = math.prod(len(ws) for ws in per_table)
+    if total > max_assignments:
+        raise ValueError("too many series of tables for brute force")
+    linked = np.zeros((N, V), dtype=object)
+    local = np.zeros((R, N, V), dtype=object)
+    for series in itertools.product(*per_table):
+        hit = np.zeros((N, V), dtype=bool)
+        for j, w in enumerate(series):
+            for p, v in w.items():
+                hit[p, v] = True
+                local[j, p, v] += 1
+        linked += hit
+    return {"worlds": total, "linked": linked, "local": local, "linkable": linked > 0}
