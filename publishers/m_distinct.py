@@ -31,8 +31,11 @@ One release (Algorithm 1):
 4. **split** (eq. 4): each bucket is split recursively, every entry cut at the same rank of the attribute with
    the least split score, while both halves stay m-eligible (no value on more rows than an entry holds); a
    bucket that cannot be split further is cut into ``delta`` QI-groups of one row per entry and distinct
-   values (a proper edge colouring of the bipartite multigraph entries x values, König's theorem); a
-   counterfeit row gets a value of its entry's CUS not yet in its group;
+   values (a proper edge colouring of the bipartite multigraph entries x values, König's theorem).  Counterfeit
+   values are chosen when balancing, each in its entry's CUS, by a max-flow that keeps every value at most
+   ``delta`` (the paper picks them at random per group, which can leave no legal value: buckets whose entries
+   lack distinct representatives, e.g. the intersection ``{a}, {a}``, are dropped, and a row may only take a
+   value on an edge of some entry-saturating matching, ``allowed_masks``);
 5. **generalization** of each QI-group to the closure of its real rows, and the counterfeit statistics.
 
 Records whose value left every CUS of their USS (an update the public model says is impossible) cannot be
@@ -70,6 +73,106 @@ def _bits(mask: int) -> list[int]:
             out.append(v)
         mask >>= 1
         v += 1
+    return out
+
+
+def _saturating_matching(entries: Sequence[int], skip: int = -1, taken: int = 0) -> bool:
+    """Whether every entry (CUS bitmask) but ``skip`` gets its own value (a system of distinct
+    representatives), avoiding the values in the bitmask ``taken`` (Kuhn's augmenting paths)."""
+    owner: dict[int, int] = {}
+
+    def augment(ei: int, seen: set) -> bool:
+        for v in _bits(entries[ei] & ~taken):
+            if v in seen:
+                continue
+            seen.add(v)
+            if v not in owner or augment(owner[v], seen):
+                owner[v] = ei
+                return True
+        return False
+
+    return all(augment(ei, set()) for ei in range(len(entries)) if ei != skip)
+
+
+def allowed_masks(entries: Sequence[int]) -> tuple[int, ...]:
+    """Per entry, the values a row of that entry may hold so that the bucket can still be cut into QI-groups of
+    one row per entry with distinct values, each in its entry's CUS: the edges ``(entry, value)`` that lie in
+    some matching saturating every entry.  A row outside them can never be completed to a legal group, whatever
+    the counterfeits (e.g. entries ``{a}, {a, b}``: the first entry always takes ``a``, so a row ``a`` of the
+    second is stuck); conversely rows on such edges are always balanceable with enough counterfeits.  All zero
+    when the entries have no system of distinct representatives (e.g. the intersection ``{a}, {a}``)."""
+    out = []
+    for ei, e in enumerate(entries):
+        mask = 0
+        for v in _bits(e):
+            if _saturating_matching(entries, skip=ei, taken=1 << v):
+                mask |= 1 << v
+        out.append(mask)
+    return tuple(out)
+
+
+def counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapping[int, int], delta: int,
+                       V: int) -> list[list[int]] | None:
+    """Values for the counterfeits of a bucket: ``counts[i]`` rows for entry ``i``, each a value of its CUS, no
+    value on more than ``delta`` rows in all (``freq``: the real rows' counts) - a max-flow problem.  Then every
+    entry has ``delta`` rows and every value at most ``delta``, so a proper ``delta``-edge-colouring of entries x
+    values (König) cuts the bucket into ``delta`` legal QI-groups.  ``None`` when infeasible."""
+    need = sum(counts)
+    if need == 0:
+        return [[] for _ in entries]
+    k = len(entries)
+    # nodes: 0 source, 1..k entries, k+1..k+V values, k+V+1 sink
+    src, sink = 0, k + V + 1
+    cap: dict[tuple[int, int], int] = {}
+    adj: dict[int, list[int]] = {}
+
+    def edge(a: int, b: int, c: int) -> None:
+        if (a, b) not in cap:
+            adj.setdefault(a, []).append(b)
+            adj.setdefault(b, []).append(a)
+            cap[(a, b)] = 0
+            cap.setdefault((b, a), 0)
+        cap[(a, b)] += c
+
+    for i, (e, c) in enumerate(zip(entries, counts)):
+        if c:
+            edge(src, 1 + i, c)
+            for v in _bits(e):
+                edge(1 + i, 1 + k + v, c)
+    for v in range(V):
+        c = delta - int(freq.get(v, 0))
+        if c > 0:
+            edge(1 + k + v, sink, c)
+    flow = 0
+    while flow < need:  # BFS augmenting paths (Edmonds-Karp), deterministic order
+        prev = {src: src}
+        queue = [src]
+        for a in queue:
+            if sink in prev:
+                break
+            for b in adj.get(a, []):
+                if b not in prev and cap[(a, b)] > 0:
+                    prev[b] = a
+                    queue.append(b)
+        if sink not in prev:
+            return None
+        push, b = need - flow, sink
+        while b != src:
+            push = min(push, cap[(prev[b], b)])
+            b = prev[b]
+        b = sink
+        while b != src:
+            cap[(prev[b], b)] -= push
+            cap[(b, prev[b])] += push
+            b = prev[b]
+        flow += push
+    out = []
+    for i, (e, c) in enumerate(zip(entries, counts)):
+        vals = []
+        for v in _bits(e):
+            used = cap[(1 + k + v, 1 + i)] if c else 0  # flow on entry -> value = reverse residual
+            vals.extend([v] * used)
+        out.append(vals)
     return out
 
 
@@ -117,10 +220,12 @@ class _Bucket:
     """A bucket of Algorithm 2: entries (CUS bitmasks), the records assigned to each, the value frequencies, the
     counterfeit need ``delta`` and the QI bounding box (kept incrementally; plain Python for small ``q``)."""
 
-    __slots__ = ("entries", "rows", "freq", "lo", "hi", "n", "origin", "d", "area")
+    __slots__ = ("entries", "allowed", "rows", "freq", "lo", "hi", "n", "origin", "d", "area")
 
-    def __init__(self, entries: tuple[int, ...], q: int, origin: tuple):
+    def __init__(self, entries: tuple[int, ...], q: int, origin: tuple, allowed: tuple[int, ...] | None = None):
         self.entries = entries
+        # per entry, the values a row may hold there and still be completed to legal QI-groups (allowed_masks)
+        self.allowed = allowed if allowed is not None else allowed_masks(entries)
         self.rows: list[list[int]] = [[] for _ in entries]
         self.freq: dict[int, int] = {}
         self.lo: list[int] = []
@@ -240,19 +345,26 @@ class MDistinct(PublisherBase):
         base: dict[tuple, _Bucket] = {}
         new_rows: list[int] = []
         illegal = 0
+        masks: dict[tuple, tuple] = {}
+
+        def allowed_of(key: tuple) -> tuple:
+            if key not in masks:
+                masks[key] = allowed_masks(key)
+            return masks[key]
+
         for r, pid in enumerate(ids):
             uss = uss_state.get(pid)
             if uss is None:
                 new_rows.append(r)
                 continue
             key = tuple(sorted(int(x) for x in uss))
-            if not any(e >> int(vals[r]) & 1 for e in key):
+            if not any(e >> int(vals[r]) & 1 for e in allowed_of(key)):
                 illegal += 1
                 new_rows.append(r)
                 continue
             own[r] = key
             if key not in base:
-                base[key] = _Bucket(key, q, (key,))
+                base[key] = _Bucket(key, q, (key,), allowed_of(key))
         buckets: dict[tuple, _Bucket] = dict(base)
         derived: dict[tuple, list[tuple]] = {k: [k] for k in base}
         keys = sorted(base, key=lambda k: (len(k), k))
@@ -273,18 +385,20 @@ class MDistinct(PublisherBase):
                     if plan is None:
                         continue
                     nk = tuple(sorted(plan))
+                    if not any(allowed_of(nk)):  # no legal QI-group can be cut from it (e.g. {a}, {a})
+                        continue
                     if nk in buckets:
                         for k in (A, B):
                             if nk not in derived[k]:
                                 derived[k].append(nk)
                         continue
-                    buckets[nk] = _Bucket(nk, q, (A, B))
+                    buckets[nk] = _Bucket(nk, q, (A, B), allowed_of(nk))
                     derived[A].append(nk)
                     derived[B].append(nk)
 
         # ---- phase 2: assignment (Algorithm 3), old records by increasing CNT_buc
         def fits(b: _Bucket, v: int) -> bool:
-            return any(e >> v & 1 for e in b.entries)
+            return any(a >> v & 1 for a in b.allowed)
 
         cnt = {r: [k for k in derived[own[r]] if fits(buckets[k], int(vals[r]))] for r in own}
         order = sorted(own, key=lambda r: (len(cnt[r]), r))
@@ -298,8 +412,8 @@ class MDistinct(PublisherBase):
                 lam = b.lam(point, inv_spans)
                 fv = b.freq.get(v, 0)
                 bucket_best = None
-                for ei, e in enumerate(b.entries):
-                    if not (e >> v & 1):
+                for ei, a in enumerate(b.allowed):
+                    if not (a >> v & 1):
                         continue
                     eps = -1 if (fv == d or len(b.rows[ei]) == d) else 1
                     score = (1.0 / lam) if eps == 1 else -lam
@@ -315,9 +429,9 @@ class MDistinct(PublisherBase):
         live = [b for b in buckets.values() if b.n]
         slots: dict[int, list[tuple[_Bucket, int]]] = {}
         for b in live:  # only entries with a gap can take a new record with epsilon = 1
-            for ei, e in enumerate(b.entries):
+            for ei, a in enumerate(b.allowed):
                 if len(b.rows[ei]) < b.d:
-                    for v in _bits(e):
+                    for v in _bits(a):
                         if b.freq.get(v, 0) < b.d:
                             slots.setdefault(v, []).append((b, ei))
         leftover: list[int] = []
@@ -342,19 +456,28 @@ class MDistinct(PublisherBase):
             else:
                 best[1].add(best[2], r, v, points[r], inv_spans)
 
-        # balancing: counterfeit placeholders fill every entry to delta
+        # balancing: counterfeits fill every entry to delta, their values (each in its entry's CUS) chosen by a
+        # max-flow so that no value exceeds delta; delta grows only when no such choice exists (every row is on
+        # an allowed edge, so one exists once delta >= the bucket's row count)
         groups: list[GroupSpec] = []
-        fake_entry: dict[int, int] = {}
+        fake_value: dict[int, int] = {}
         next_fake = -1
         used_buckets = [b for b in buckets.values() if b.n]
         for b in used_buckets:
             d = b.delta()
+            while True:
+                fill = counterfeit_values(b.entries, [d - len(lst) for lst in b.rows], b.freq, d, V)
+                if fill is not None:
+                    break
+                if d > b.n + len(b.entries):
+                    raise AssertionError("m_distinct: a bucket cannot be balanced")  # excluded by allowed_masks
+                d += 1
             entries = []
-            for ei, lst in enumerate(b.rows):
+            for lst, fv in zip(b.rows, fill):
                 lst = list(lst)
-                while len(lst) < d:
+                for v in fv:
                     lst.append(next_fake)
-                    fake_entry[next_fake] = b.entries[ei]
+                    fake_value[next_fake] = int(v)
                     next_fake -= 1
                 entries.append(lst)
 
@@ -363,13 +486,13 @@ class MDistinct(PublisherBase):
                 freq: dict[int, int] = {}
                 for e in child:
                     for x in e:
-                        if x >= 0:
-                            freq[int(_vals[x])] = freq.get(int(_vals[x]), 0) + 1
+                        v = int(_vals[x]) if x >= 0 else fake_value[x]
+                        freq[v] = freq.get(v, 0) + 1
                 return max(freq.values(), default=0) <= per
 
             # ---- phase 4: split (eq. 4), then one row per entry with distinct values
             for leaf in balanced_split(entries, codes, None, spans, valid=valid):
-                groups.extend(self._leaf_groups(leaf, vals, fake_entry, rng, V))
+                groups.extend(self._leaf_groups(leaf, vals, fake_value))
 
         # ---- phase 3: new records without a suitable bucket
         rest = np.sort(np.asarray(leftover, dtype=np.int64))
@@ -415,38 +538,23 @@ class MDistinct(PublisherBase):
         return [index[c] for c in cus]
 
     @staticmethod
-    def _leaf_groups(leaf: list[list[int]], vals: np.ndarray, fake_entry: dict, rng, V: int) -> list[GroupSpec]:
-        """Cut a bucket that no valid split divides into ``delta`` QI-groups, one row per entry, distinct values
-        (colour classes of a proper edge colouring of entries x values); counterfeits take a value of their
-        entry's CUS that their group lacks."""
+    def _leaf_groups(leaf: list[list[int]], vals: np.ndarray, fake_value: dict) -> list[GroupSpec]:
+        """Cut a bucket that no valid split divides into ``delta`` QI-groups, one row per entry, distinct values:
+        the colour classes of a proper ``delta``-edge-colouring of the bipartite multigraph entries x values
+        (real rows and counterfeits, whose values were chosen in the entry's CUS when balancing).  Every entry has
+        ``delta`` rows and no value more than ``delta`` (the split's validity), so by König's theorem every colour
+        class holds exactly one row of every entry."""
         delta = len(leaf[0])
         edges, rows = [], []
         for ei, e in enumerate(leaf):
             for r in e:
-                if r >= 0:
-                    edges.append((ei, int(vals[r])))
-                    rows.append(r)
+                edges.append((ei, int(vals[r]) if r >= 0 else int(fake_value[r])))
+                rows.append(r)
         colours = edge_colouring(edges, delta) if edges else []
         groups: list[list[tuple[int, int]]] = [[] for _ in range(delta)]
-        filled = [set() for _ in range(delta)]
         for (ei, v), r, c in zip(edges, rows, colours):
-            groups[c].append((r, v))
-            filled[c].add(ei)
-        out = []
-        for c in range(delta):
-            used = {v for _, v in groups[c]}
-            for ei, e in enumerate(leaf):
-                if ei in filled[c]:
-                    continue
-                fake = next(x for x in e if x < 0)
-                e.remove(fake)
-                mask = fake_entry[fake]
-                choices = [v for v in _bits(mask) if v not in used] or [v for v in range(V) if v not in used] or [0]
-                v = int(choices[int(rng.integers(0, len(choices)))])
-                used.add(v)
-                groups[c].append((-1, v))
-            out.append(groups[c])
-        return out
+            groups[c].append((r if r >= 0 else -1, v))
+        return groups
 
 
 def _intersection_plan(a: tuple, b: tuple) -> list[int] | None:
