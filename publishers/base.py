@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from multirelease.errors import InputError
 from multirelease.params import validate_params
 from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table
@@ -61,6 +62,16 @@ class PublisherBase:
         self.config = validate_params(self.name, self.params, params, required=self.required,
                                       defaults=self.defaults, file=_file, key=_key)
         self.check_config(_file, _key)
+
+    def published_attributes(self, snapshot: Table, attributes: Sequence[str] | None, *,
+                             need_sensitive: bool = False) -> tuple[str, ...]:
+        """The attributes this release publishes (default: all but the identifier), in schema order,
+        validated; with ``need_sensitive`` a sensitive attribute must be among them."""
+        schema = snapshot.schema
+        chosen = schema.restrict(attributes if attributes is not None else schema.published)
+        if need_sensitive and not any(schema[n].is_sensitive for n in chosen):
+            raise InputError(f"{self.name} needs a published sensitive attribute")
+        return chosen
 
     def check_config(self, file: str | None, key: str | None) -> None:
         """Cross-parameter checks (one-line :class:`InputError`)."""

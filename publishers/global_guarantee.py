@@ -98,9 +98,7 @@ class GlobalGuarantee(PublisherBase):
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
         schema = snapshot.schema
-        attributes = schema.restrict(attributes if attributes is not None else schema.published)
-        if not any(schema[n].is_sensitive for n in attributes):
-            raise InputError(f"{self.name} needs a published sensitive attribute")
+        attributes = self.published_attributes(snapshot, attributes, need_sensitive=True)
         state = dict(state or {})
         l = float(self.config["l"])
         horizon = int(self.config["horizon"])

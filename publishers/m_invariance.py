@@ -315,9 +315,7 @@ class MInvariance(PublisherBase):
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
         schema = snapshot.schema
-        attributes = schema.restrict(attributes if attributes is not None else schema.published)
-        if not any(schema[n].is_sensitive for n in attributes):
-            raise InputError(f"{self.name} needs a published sensitive attribute")
+        attributes = self.published_attributes(snapshot, attributes, need_sensitive=True)
         m = self.config["m"]
         state = dict(state or {})
         quasi = [n for n in attributes if schema[n].is_quasi]
