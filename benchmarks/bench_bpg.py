@@ -7,7 +7,8 @@ Prints one JSON line per figure: ``{"bench": ..., "seconds": ..., "peak_mb": ...
 * ``bpg_adult_release`` - BPG over Mondrian on the same stream: median seconds per release, with
   ``bpg_share``: the median over releases 2.. of BPG's share of the release's time (post-processing and SQLite
   over the whole publication; the paper's Table 4 ratio, 0.22-0.25; target 0.3 or less), ``bpg_share_max``,
-  ``bpg_shares`` (releases 2..), ``bpg_share_release_1`` (the first 10,000 records: not counted) and
+  ``bpg_shares`` (releases 2..), ``bpg_share_release_1`` (the first 10,000 records: not counted in the
+  median), ``bpg_share_max_all`` (the maximum over every release, release 1 included: issue 6's target) and
   ``overhead_vs_mondrian``: 1 - Mondrian's median time / BPG's median time.  BPG's own time is the publication
   minus the snapshot's encoding and the generalizer's calls: building the release file from the final classes
   is counted as BPG's (Mondrian alone does it too, so the share is an upper bound);
@@ -56,6 +57,8 @@ def one(figure: str) -> dict:
             out["bpg_share_total"] = sum(r["bpg_seconds"] for r in rows) / sum(secs)
             # release 1 (the first 10,000 records, nothing replaced) is outside the target: shown, not counted
             out["bpg_share_release_1"] = rows[0]["bpg_seconds"] / rows[0]["seconds"]
+            # issue 6's target is for every release, release 1 included
+            out["bpg_share_max_all"] = max([out["bpg_share_release_1"], *shares])
             out["bpg_shares"] = [round(x, 3) for x in shares]
             out["bpg_seconds_median"] = statistics.median(r["bpg_seconds"] for r in rows[1:])
             out["target_share"] = 0.3

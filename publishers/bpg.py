@@ -99,7 +99,7 @@ CREATE TABLE records (
     key INTEGER PRIMARY KEY,
     rid TEXT,                    -- the identifier (NULL for a counterfeit)
     version INTEGER NOT NULL,
-    uid TEXT NOT NULL UNIQUE,
+    uid TEXT NOT NULL,           -- unique: index records_uid, made after the first (bulk) insert
     current INTEGER NOT NULL,    -- 1 for the latest version of an identifier
     counterfeit INTEGER NOT NULL,
     sensitive TEXT NOT NULL,     -- the composite sensitive value
@@ -107,6 +107,11 @@ CREATE TABLE records (
     vals TEXT NOT NULL           -- the published attributes' raw values, joined by U+001F
 );
 """
+#: the records' uids are unique; the index is made once the first release's records are in (one bulk build, in
+#: the same transaction), not maintained row by row through the first insert
+_UID_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS records_uid ON records(uid)"
+#: rows per INSERT statement of a bulk insert (9 parameters a row, far below SQLite's limit)
+_BATCH = 100
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -384,7 +389,7 @@ class BPG(PublisherBase):
             "codes": np.vstack([db["codes"].reshape(-1, len(quasi)), qi_snap[fresh]]),
         }
         # the stored text of every new record (snapshot rows now, counterfeits below), in position order
-        new_texts = _join_rows(snap_vals.tolist())
+        new_texts = _join_columns(snap_vals)
         vals_of_new: dict[int, list[str]] = {}  # the raw values of the counterfeits, by key
 
         # sensitive codes over the universe (the principle only compares values)
@@ -973,11 +978,13 @@ class BPG(PublisherBase):
         codes = np.ascontiguousarray(U["codes"][n_old:], dtype="<i4")
         width = codes.shape[1] * 4 if codes.ndim == 2 else 0
         blob = codes.tobytes()
-        recs = list(zip(keys[n_old:].tolist(), rid, U["version"][n_old:].tolist(),
-                        [str(u) for u in U["uid"][n_old:].tolist()],
-                        U["current"][n_old:].astype(np.int64).tolist(), U["fake"][n_old:].astype(np.int64).tolist(),
-                        [str(x) for x in U["sens"][n_old:].tolist()],
-                        [blob[i * width:(i + 1) * width] for i in range(m)], texts))
+        # streamed to executemany (zip reuses its row tuple): no list of m tracked tuples for the garbage
+        # collector to scan during a bulk insert (the first release stores every record at once)
+        recs = zip(keys[n_old:].tolist(), rid, U["version"][n_old:].tolist(),
+                   [str(u) for u in U["uid"][n_old:].tolist()],
+                   U["current"][n_old:].astype(np.int64).tolist(), U["fake"][n_old:].astype(np.int64).tolist(),
+                   [str(x) for x in U["sens"][n_old:].tolist()],
+                   [blob[i * width:(i + 1) * width] for i in range(m)], texts)
         stale = np.flatnonzero(current_before[:n_old] & ~U["current"][:n_old])
         con.execute("BEGIN")
         try:
@@ -989,8 +996,17 @@ class BPG(PublisherBase):
                 con.executemany("UPDATE neighbourhoods SET size = ?, members = ? WHERE id = ?", shrunk)
             if len(stale):
                 con.executemany("UPDATE records SET current = 0 WHERE key = ?", [(k,) for k in keys[stale].tolist()])
-            if recs:
+            if m >= 2 * _BATCH:  # a bulk insert (the first release): _BATCH rows per statement, fewer steps
+                flat = list(itertools.chain.from_iterable(recs))
+                full = m // _BATCH * _BATCH
+                w = 9 * _BATCH
+                con.executemany("INSERT INTO records VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * _BATCH),
+                                (flat[i:i + w] for i in range(0, full * 9, w)))
+                recs = zip(*[iter(flat[full * 9:])] * 9)
+            if m:
                 con.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", recs)
+            if n_old == 0:  # a new database: the uid index, built once over the bulk-inserted records
+                con.execute(_UID_INDEX)
             con.execute("UPDATE meta SET value = ? WHERE key = 'releases'", (str(n),))
             con.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (token,))
             con.execute("COMMIT")
@@ -1010,6 +1026,19 @@ def _value_counts(group: np.ndarray, value: np.ndarray, n_groups: int, n_values:
     uniq, cnt = np.unique(keys, return_counts=True)
     distinct = np.bincount(uniq // n_values, minlength=n_groups)
     return (lambda g, v: cnt[np.searchsorted(uniq, g * n_values + v)]), distinct
+
+
+def _join_columns(vals: np.ndarray) -> list[str]:
+    """:func:`_join_rows` of a 2-d object array, column by column (no list per row: the first release joins
+    every record's values at once)."""
+    n_rows = vals.shape[0]
+    if not n_rows or vals.ndim != 2 or not vals.shape[1]:
+        return [""] * n_rows
+    cols = [c.tolist() for c in vals.T]
+    try:
+        return list(map(SEP.join, zip(*cols)))
+    except TypeError:  # a value that is not text
+        return list(map(SEP.join, zip(*[list(map(str, c)) for c in cols])))
 
 
 def _join_rows(rows: list[list]) -> list[str]:
