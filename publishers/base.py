@@ -64,13 +64,14 @@ class PublisherBase:
         self.check_config(_file, _key)
 
     def published_attributes(self, snapshot: Table, attributes: Sequence[str] | None, *,
-                             need_sensitive: bool = False) -> tuple[str, ...]:
+                             need_sensitive: bool = False, reason: str = "") -> tuple[str, ...]:
         """The attributes this release publishes (default: all but the identifier), in schema order,
-        validated; with ``need_sensitive`` a sensitive attribute must be among them."""
+        validated; with ``need_sensitive`` a sensitive attribute must be among them (``reason`` says why, in
+        the error message: ``" with l = 5"``)."""
         schema = snapshot.schema
         chosen = schema.restrict(attributes if attributes is not None else schema.published)
         if need_sensitive and not any(schema[n].is_sensitive for n in chosen):
-            raise InputError(f"{self.name} needs a published sensitive attribute")
+            raise InputError(f"{self.name}{reason} needs a published sensitive attribute")
         return chosen
 
     def check_config(self, file: str | None, key: str | None) -> None:

@@ -232,10 +232,9 @@ class BPG(PublisherBase):
                 rng: np.random.Generator) -> PublishResult:
         t_start = time.perf_counter()
         schema = snapshot.schema
-        attributes = schema.restrict(attributes if attributes is not None else schema.published)
         principle = self.principle
-        if principle.needs_sensitive and not any(schema[n].is_sensitive for n in attributes):
-            raise InputError(f"{self.name} with l = {principle.l:g} needs a published sensitive attribute")
+        attributes = self.published_attributes(snapshot, attributes, need_sensitive=principle.needs_sensitive,
+                                               reason=f" with l = {principle.l:g}")
         quasi = [n for n in attributes if schema[n].is_quasi]
         con, path, n, meta = self._open(state, attributes, rng)
         keep = False

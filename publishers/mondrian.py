@@ -222,10 +222,9 @@ class Mondrian(PublisherBase):
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
         schema = snapshot.schema
-        attributes = schema.restrict(attributes if attributes is not None else schema.published)
         principle = self.principle
-        if principle.needs_sensitive and not any(schema[n].is_sensitive for n in attributes):
-            raise InputError(f"{self.name} with l = {principle.l} needs a published sensitive attribute")
+        attributes = self.published_attributes(snapshot, attributes, need_sensitive=principle.needs_sensitive,
+                                               reason=f" with l = {principle.l}")
         quasi = [n for n in attributes if schema[n].is_quasi]
         cols = [list(schema.quasi).index(n) for n in quasi]
         sens_codes = _factorize(snapshot.sensitive) if principle.needs_sensitive else np.zeros(len(snapshot), np.int64)
