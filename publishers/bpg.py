@@ -80,13 +80,17 @@ from .mondrian import mondrian_partition, release_from_partition
 __all__ = ["BPG", "VARIANTS", "read_state", "check_invariant", "clear_cache"]
 
 VARIANTS = ("dirty", "no_dirty", "counterfeits", "one_at_a_time")
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 SEP = "\x1f"
 
 
 # ---------------------------------------------------------------------- the SQLite store
-_DDL = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+#: the tables, made in the first release's transaction (a first release that fails leaves no half-made store).
+#: A record's quasi-identifiers are stored once, as leaf codes (``codes``), and its sensitive value once
+#: (``sensitive``): ``vals`` holds only the raw values the release cannot make from those (see
+#: :meth:`BPG._vals_columns`; on Adult, none), which the release of a dirty record or a counterfeit reads back
+_DDL = ("""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""", """
 CREATE TABLE neighbourhoods (
     id INTEGER PRIMARY KEY,
     releases TEXT NOT NULL,      -- the signature: releases (from 1) its records were published in
@@ -94,7 +98,7 @@ CREATE TABLE neighbourhoods (
     hi TEXT NOT NULL,            -- JSON list: highest leaf code per quasi-identifier
     size INTEGER NOT NULL,
     members BLOB NOT NULL        -- the keys of its records (int64, little-endian): the paper's foreign key
-);
+)""", """
 CREATE TABLE records (
     key INTEGER PRIMARY KEY,
     rid TEXT,                    -- the identifier (NULL for a counterfeit)
@@ -104,9 +108,8 @@ CREATE TABLE records (
     counterfeit INTEGER NOT NULL,
     sensitive TEXT NOT NULL,     -- the composite sensitive value
     codes BLOB NOT NULL,         -- leaf codes of the published quasi-identifiers (int32, little-endian)
-    vals TEXT NOT NULL           -- the published attributes' raw values, joined by U+001F
-);
-"""
+    vals TEXT NOT NULL           -- raw values of the attributes listed in meta 'vals_columns', joined by U+001F
+)""")
 #: the records' uids are unique; the index is made once the first release's records are in (one bulk build, in
 #: the same transaction), not maintained row by row through the first insert
 _UID_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS records_uid ON records(uid)"
@@ -236,7 +239,8 @@ class BPG(PublisherBase):
         attributes = self.published_attributes(snapshot, attributes, need_sensitive=principle.needs_sensitive,
                                                reason=f" with l = {principle.l:g}")
         quasi = [n for n in attributes if schema[n].is_quasi]
-        con, path, n, meta = self._open(state, attributes, rng)
+        vals_columns = self._vals_columns(schema, attributes)
+        con, path, n, meta = self._open(state, attributes, vals_columns, rng)
         keep = False
         try:
             cached = _CACHE.pop(str(path), None)
@@ -246,8 +250,8 @@ class BPG(PublisherBase):
                 db = _load(con)
             t_db = time.perf_counter() - t_start
             token = rng.bytes(8).hex()
-            result, t_gen, t_db_write, new_db = self._publish(con, db, meta, snapshot, attributes, quasi, principle,
-                                                              n, rng, token)
+            result, t_gen, t_db_write, new_db = self._publish(con, db, meta, snapshot, attributes, quasi,
+                                                              vals_columns, principle, n, rng, token)
             t_db += t_db_write
             _CACHE[str(path)] = (token, new_db)
             keep = True
@@ -263,8 +267,10 @@ class BPG(PublisherBase):
                              "post_processing": total - t_gen - t_db - t_enc}
         return replace(result, state={"database": str(path), "releases": n})
 
-    def _open(self, state: Mapping | None, attributes: Sequence[str], rng: np.random.Generator):
-        """Open (or create, at the first release) the database; check it continues ``state``."""
+    def _open(self, state: Mapping | None, attributes: Sequence[str], vals_columns: list[str],
+              rng: np.random.Generator):
+        """Open the database and check it continues ``state``, or create it (at the first release): its tables
+        and meta are then made in a transaction left open, committed with the release by :meth:`_write`."""
         c = self.config
         if state:
             if "database" not in state or "releases" not in state:
@@ -282,7 +288,7 @@ class BPG(PublisherBase):
                 con.close()
                 raise InputError(f"the state is at release {state['releases']} but the database at release "
                                  f"{meta.get('releases')}", file=str(path), key="state.releases")
-            want = self._meta_fingerprint(attributes)
+            want = self._meta_fingerprint(attributes, vals_columns)
             for k, v in want.items():
                 if meta.get(k) != v:
                     con.close()
@@ -306,23 +312,34 @@ class BPG(PublisherBase):
             path = Path(name)
             _TEMPORARY.add(str(path))
         con = _connect(path)
-        con.executescript(_DDL)
-        meta = self._meta_fingerprint(attributes)
-        meta.update({"releases": "0", "salt": rng.bytes(16).hex(), "schema_version": SCHEMA_VERSION})
         con.execute("BEGIN")
+        for ddl in _DDL:
+            con.execute(ddl)
+        meta = self._meta_fingerprint(attributes, vals_columns)
+        meta.update({"releases": "0", "salt": rng.bytes(16).hex()})
         con.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-        con.execute("COMMIT")
         return con, path, 1, meta
 
-    def _meta_fingerprint(self, attributes: Sequence[str]) -> dict[str, str]:
+    def _meta_fingerprint(self, attributes: Sequence[str], vals_columns: list[str]) -> dict[str, str]:
         c = self.config
-        return {"attributes": json.dumps(list(attributes)),
+        return {"schema_version": SCHEMA_VERSION, "attributes": json.dumps(list(attributes)),
+                "vals_columns": json.dumps(vals_columns),
                 "principle": json.dumps({"k": c["k"], "l": c["l"], "l_kind": "distinct"}, sort_keys=True),
                 "variant": c["variant"], "generalizer": c["generalizer"]}
 
+    @staticmethod
+    def _vals_columns(schema, attributes: Sequence[str]) -> list[str]:
+        """The published attributes whose raw values a release takes from the rows: those neither quasi-identifier
+        nor sensitive, and the sensitive ones too when the release's sensitive value is not the schema's composite
+        (only some sensitive attributes are published).  The quasi-identifiers come from the leaf codes and the
+        sensitive value from the composite, so the stored ``vals`` hold only these columns."""
+        sens = [a for a in attributes if schema[a].is_sensitive]
+        composite = sens == list(schema.sensitive)
+        return [a for a in attributes if not schema[a].is_quasi and not (schema[a].is_sensitive and composite)]
+
     # ------------------------------------------------------------------ one release
-    def _publish(self, con, db: dict, meta: dict, snapshot: Table, attributes, quasi, principle: Principle, n: int,
-                 rng: np.random.Generator, token: str):
+    def _publish(self, con, db: dict, meta: dict, snapshot: Table, attributes, quasi, vals_columns: list[str],
+                 principle: Principle, n: int, rng: np.random.Generator, token: str):
         schema = snapshot.schema
         variant = self.config["variant"]
         salt = meta["salt"]
@@ -351,14 +368,13 @@ class BPG(PublisherBase):
         sens_snap = np.asarray(sens_snap, dtype=object)
         if known.any():
             kpos = where[known]
-            # same QI leaf codes, same sensitive value, and the same other published values
+            # same QI leaf codes, same sensitive value, and the same raw values of the vals_columns
             same = (db["codes"].reshape(-1, len(quasi))[kpos] == qi_snap[known]).all(axis=1) & \
                 (db["sensitive"][kpos] == sens_snap[known])
-            plain = [j for j, a in enumerate(attrs) if not schema[a].is_quasi and not schema[a].is_sensitive]
-            if plain:
+            if vals_columns:
                 stored = db["vals"].texts_at(kpos)
-                snap_known = snapshot.frame[attrs].to_numpy(dtype=object)[known]
-                mine = np.array([SEP.join(map(str, row)) for row in snap_known.tolist()], dtype=object)
+                mine = np.array(_join_columns(snapshot.frame[vals_columns].to_numpy(dtype=object)[known]),
+                                dtype=object)
                 same &= mine == stored
             idx_known = np.flatnonzero(known)
             snap_pos[idx_known[same]] = kpos[same]
@@ -371,7 +387,6 @@ class BPG(PublisherBase):
         next_key = int(keys.max()) + 1 if len(keys) else 1
         new_keys = np.arange(next_key, next_key + len(fresh), dtype=np.int64)
         new_rid = snap_ids[fresh]
-        snap_vals = snapshot.frame.iloc[fresh][attrs].to_numpy(dtype=object)  # raw values of the new records
         new_version = np.array([version_of.get(r, 1) for r in new_rid.tolist()] if version_of else
                                np.ones(len(fresh)), dtype=np.int64)
         new_uid = np.array(_uids(salt, new_rid.tolist(), new_version.tolist()), dtype=object)
@@ -388,8 +403,9 @@ class BPG(PublisherBase):
             "codes": np.vstack([db["codes"].reshape(-1, len(quasi)), qi_snap[fresh]]),
         }
         # the stored text of every new record (snapshot rows now, counterfeits below), in position order
-        new_texts = _join_columns(snap_vals)
-        vals_of_new: dict[int, list[str]] = {}  # the raw values of the counterfeits, by key
+        new_texts = _join_columns(snapshot.frame[vals_columns].to_numpy(dtype=object)[fresh]) if vals_columns \
+            else [""] * len(fresh)
+        vals_of_new: dict[int, list[str]] = {}  # the raw vals_columns of the counterfeits, by key
 
         # sensitive codes over the universe (the principle only compares values)
         sens_codes, sens_values = pd.factorize(U["sens"], sort=True)
@@ -448,7 +464,7 @@ class BPG(PublisherBase):
                     for t, v in zip(tmpl.tolist(), extra):
                         row = [str(x) for x in snapshot.frame[attrs].iloc[int(g[t])].tolist()]
                         row = self._with_sensitive(schema, attrs, row, v)
-                        fakes_vals.append(row)
+                        fakes_vals.append([row[attrs.index(a)] for a in vals_columns])
                         fake_qi.append(codes_g[t])
                         fake_sens.append(v)
                     pos = np.concatenate([pos, first_fake + np.arange(len(extra))])
@@ -557,11 +573,8 @@ class BPG(PublisherBase):
         # -- 5. the release: every accepted class as the closure of its records
         t_db = 0.0
         published = np.concatenate(accepted) if accepted else np.zeros(0, dtype=np.int64)
-        sens_attrs = [a for a in attrs if schema[a].is_sensitive]
-        need = [a for a in attrs if not schema[a].is_quasi and (not schema[a].is_sensitive
-                                                                 or sens_attrs != list(schema.sensitive))]
-        if need:  # raw columns only where the release publishes them as they are
-            frame = self._frame(published, snap_pos, snapshot, attrs, db, vals_of_new, U, n_old)
+        if vals_columns:  # raw columns only where the release publishes them as they are
+            frame = self._frame(published, snap_pos, snapshot, vals_columns, db, vals_of_new, U, n_old)
             frame.index = pd.Index(published, name="position")
             for name in schema.published:
                 if name not in frame.columns:
@@ -928,26 +941,26 @@ class BPG(PublisherBase):
         return [e for e, a in zip(accepted, alive) if a]
 
     @staticmethod
-    def _frame(published: np.ndarray, snap_pos: np.ndarray, snapshot: Table, attrs: list, db: dict, vals_of_new: dict,
-               U: dict, n_old: int) -> pd.DataFrame:
-        """The raw rows of the published positions (index: record keys as text): snapshot rows from the
-        snapshot, the others (dirty records, counterfeits) from their stored values."""
+    def _frame(published: np.ndarray, snap_pos: np.ndarray, snapshot: Table, columns: list, db: dict,
+               vals_of_new: dict, U: dict, n_old: int) -> pd.DataFrame:
+        """The raw ``columns`` (:meth:`_vals_columns`) of the published positions (index: record keys as text):
+        snapshot rows from the snapshot, the others (dirty records, counterfeits) from their stored values."""
         row_of_pos = np.full(len(U["key"]), -1, dtype=np.int64)
         row_of_pos[snap_pos] = np.arange(len(snap_pos))
         r = row_of_pos[published]
         in_snap = r >= 0
         parts = []
         if in_snap.any():
-            f = snapshot.frame.iloc[r[in_snap]][attrs].astype(object)
+            f = snapshot.frame.iloc[r[in_snap]][columns].astype(object)
             f.index = pd.Index(U["key"][published[in_snap]].astype(str), name="key")
             parts.append(f)
         other = published[~in_snap]
         if len(other):
             rows = [vals_of_new[int(U["key"][p])] if p >= n_old else db["vals"][p] for p in other.tolist()]
-            parts.append(pd.DataFrame(rows, columns=attrs, index=pd.Index(U["key"][other].astype(str), name="key"),
-                                      dtype=object))
+            parts.append(pd.DataFrame(rows, columns=columns,
+                                      index=pd.Index(U["key"][other].astype(str), name="key"), dtype=object))
         if not parts:
-            return pd.DataFrame(columns=attrs, dtype=object)
+            return pd.DataFrame(columns=columns, dtype=object)
         frame = pd.concat(parts) if len(parts) > 1 else parts[0]
         return frame.loc[U["key"][published].astype(str)]
 
@@ -969,7 +982,8 @@ class BPG(PublisherBase):
     @staticmethod
     def _write(con, U, n_old, *, inserts_nbh, gone, shrunk, current_before, texts, n, token):
         """One transaction, only what changed: new neighbourhoods, shrunk or emptied old ones, new records,
-        superseded versions, the release counter and the token."""
+        superseded versions, the release counter and the token.  For a new database the transaction that made its
+        tables (:meth:`_open`) is still open: the first release is stored with them or not at all."""
         keys = U["key"]
         m = len(keys) - n_old
         # the new records' rows, built column by column
@@ -985,7 +999,8 @@ class BPG(PublisherBase):
                    [str(x) for x in U["sens"][n_old:].tolist()],
                    [blob[i * width:(i + 1) * width] for i in range(m)], texts)
         stale = np.flatnonzero(current_before[:n_old] & ~U["current"][:n_old])
-        con.execute("BEGIN")
+        if not con.in_transaction:
+            con.execute("BEGIN")
         try:
             if inserts_nbh:
                 con.executemany("INSERT INTO neighbourhoods VALUES (?, ?, ?, ?, ?, ?)", inserts_nbh)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -322,6 +323,15 @@ def test_bpg_state_mismatch_is_refused(tmp_path):
     bpg.publish(table, state=res.state, rng=np.random.default_rng(1))
     with pytest.raises(InputError, match="state is at release 1 but the database at release 2"):
         bpg.publish(table, state=res.state, rng=np.random.default_rng(1))
+    # a database written by another schema version (what its columns hold differs) is refused
+    clear_cache()
+    con = sqlite3.connect(tmp_path / "x.sqlite")
+    with con:
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(InputError, match="schema_version = 1, not 2"):
+        bpg.publish(table, state={"database": str(tmp_path / "x.sqlite"), "releases": 2},
+                    rng=np.random.default_rng(2))
     with pytest.raises(InputError, match="monotone"):
         BPG(k=2, l=2, l_kind="entropy")
     with pytest.raises(InputError, match="generalizer"):
