@@ -48,8 +48,11 @@ Variants (section 6, "Variants"), parameter ``variant``:
 * ``one_at_a_time``: ``E0^-`` records are added to ``E1`` one at a time (nearest first) until ``E0 n E1`` is
   valid, so the rest may "save" other classes.
 
-Every published row carries ``uid``, a stable hash of the record's identifier (and version: a record whose
-values changed is, as in section 4, a deletion and an insertion).
+Every published row carries ``uid``, the record's stable record-tracking id (section 4: "a unique identifier for
+each individual, that stays constant across distinct releases", independent of real-world data): drawn when the
+record is first stored, from a stream keyed by the database's secret salt (see :func:`_new_uids`), and kept in
+the database.  A record whose values changed is, as in section 4, a deletion and an insertion: its new version
+is a new record, with a new uid.
 """
 from __future__ import annotations
 
@@ -103,17 +106,14 @@ CREATE TABLE records (
     key INTEGER PRIMARY KEY,
     rid TEXT,                    -- the identifier (NULL for a counterfeit)
     version INTEGER NOT NULL,
-    uid TEXT NOT NULL,           -- unique: index records_uid, made after the first (bulk) insert
+    uid TEXT NOT NULL,           -- unique (see _new_uids)
     current INTEGER NOT NULL,    -- 1 for the latest version of an identifier
     counterfeit INTEGER NOT NULL,
     sensitive TEXT NOT NULL,     -- the composite sensitive value
     codes BLOB NOT NULL,         -- leaf codes of the published quasi-identifiers (int32, little-endian)
     vals TEXT NOT NULL           -- raw values of the attributes listed in meta 'vals_columns', joined by U+001F
 )""")
-#: the records' uids are unique; the index is made once the first release's records are in (one bulk build, in
-#: the same transaction), not maintained row by row through the first insert
-_UID_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS records_uid ON records(uid)"
-#: rows per INSERT statement of a bulk insert (9 parameters a row, far below SQLite's limit)
+#: rows per INSERT statement of a bulk insert (at most 9 parameters a row, far below SQLite's limit)
 _BATCH = 100
 
 
@@ -389,13 +389,11 @@ class BPG(PublisherBase):
         new_rid = snap_ids[fresh]
         new_version = np.array([version_of.get(r, 1) for r in new_rid.tolist()] if version_of else
                                np.ones(len(fresh)), dtype=np.int64)
-        new_uid = np.array(_uids(salt, new_rid.tolist(), new_version.tolist()), dtype=object)
         snap_pos[fresh] = n_old + np.arange(len(fresh))
         U = {
             "key": np.concatenate([keys, new_keys]),
             "rid": np.concatenate([rid, new_rid.astype(object)]),
             "version": np.concatenate([db["version"], new_version]),
-            "uid": np.concatenate([db["uid"], new_uid]),
             "nbh": np.concatenate([db["nbh"], np.full(len(fresh), -1, dtype=np.int64)]),
             "current": np.concatenate([current, np.ones(len(fresh), dtype=bool)]),
             "fake": np.concatenate([db["counterfeit"], np.zeros(len(fresh), dtype=bool)]),
@@ -489,8 +487,6 @@ class BPG(PublisherBase):
             U["key"] = np.concatenate([U["key"], fkeys])
             U["rid"] = np.concatenate([U["rid"], np.full(n_f, None, dtype=object)])
             U["version"] = np.concatenate([U["version"], np.ones(n_f, dtype=np.int64)])
-            U["uid"] = np.concatenate([U["uid"], np.array([_uid(salt, f"counterfeit {k}", 1) for k in fkeys],
-                                                          dtype=object)])
             U["nbh"] = np.concatenate([U["nbh"], np.full(n_f, -1, dtype=np.int64)])
             U["current"] = np.concatenate([U["current"], np.zeros(n_f, dtype=bool)])
             U["fake"] = np.concatenate([U["fake"], np.ones(n_f, dtype=bool)])
@@ -570,8 +566,11 @@ class BPG(PublisherBase):
         accepted = self._settle_leftovers(accepted, pub, nb_members, ok, variant, v_idx, nb_ids, sens_codes, k_min,
                                           l_min)
 
-        # -- 5. the release: every accepted class as the closure of its records
+        # -- 5. the release: every accepted class as the closure of its records; every new record (snapshot
+        # records, then counterfeits, in position order) gets its uid
         t_db = 0.0
+        new_uids, new_uid_set = _new_uids(salt, n, len(U["key"]) - n_old, db["uid_set"])
+        U["uid"] = np.concatenate([db["uid"], np.array(new_uids, dtype=object)])
         published = np.concatenate(accepted) if accepted else np.zeros(0, dtype=np.int64)
         if vals_columns:  # raw columns only where the release publishes them as they are
             frame = self._frame(published, snap_pos, snapshot, vals_columns, db, vals_of_new, U, n_old)
@@ -669,11 +668,17 @@ class BPG(PublisherBase):
         nbh_lo.update(new_lo)
         nbh_hi.update(new_hi)
         rid_pos.update(zip(new_rid.tolist(), range(n_old, n_old + len(fresh))))
+        uid_set = db["uid_set"]
+        if uid_set:
+            uid_set |= new_uid_set
+        else:
+            uid_set = new_uid_set
         new_db = {"key": U["key"], "rid": U["rid"], "version": U["version"], "uid": U["uid"], "nbh": new_nbh,
                   "codes": U["codes"],
                   "current": U["current"], "counterfeit": U["fake"], "sensitive": U["sens"],
                   "vals": _Joined(np.concatenate([db["vals"].texts, np.array(new_texts, dtype=object)])),
-                  "nbh_releases": nbh_releases, "nbh_lo": nbh_lo, "nbh_hi": nbh_hi, "rid_pos": rid_pos}
+                  "nbh_releases": nbh_releases, "nbh_lo": nbh_lo, "nbh_hi": nbh_hi, "rid_pos": rid_pos,
+                  "uid_set": uid_set}
         t_db += time.perf_counter() - t0
         return PublishResult(release=release, truth=truth, counterfeit_rows=int(fake.sum())), t_gen, t_db, new_db
 
@@ -985,19 +990,26 @@ class BPG(PublisherBase):
         superseded versions, the release counter and the token.  For a new database the transaction that made its
         tables (:meth:`_open`) is still open: the first release is stored with them or not at all."""
         keys = U["key"]
+        new = slice(n_old, None)
         m = len(keys) - n_old
-        # the new records' rows, built column by column
-        rid = [None if r is None else str(r) for r in U["rid"][n_old:].tolist()]
-        codes = np.ascontiguousarray(U["codes"][n_old:], dtype="<i4")
-        width = codes.shape[1] * 4 if codes.ndim == 2 else 0
-        blob = codes.tobytes()
-        # streamed to executemany (zip reuses its row tuple): no list of m tracked tuples for the garbage
-        # collector to scan during a bulk insert (the first release stores every record at once)
-        recs = zip(keys[n_old:].tolist(), rid, U["version"][n_old:].tolist(),
-                   [str(u) for u in U["uid"][n_old:].tolist()],
-                   U["current"][n_old:].astype(np.int64).tolist(), U["fake"][n_old:].astype(np.int64).tolist(),
-                   [str(x) for x in U["sens"][n_old:].tolist()],
-                   [blob[i * width:(i + 1) * width] for i in range(m)], texts)
+        # the new records' rows, built column by column (identifiers and uids are text already, None for a
+        # counterfeit's identifier).  A row's leaf codes are one blob, a slice of one bytearray: sqlite3 binds a
+        # bytearray as it is, but looks up an adapter for every bytes object first (about 1 us a row: most of the
+        # first release's insert)
+        codes = bytearray(np.ascontiguousarray(U["codes"][new], dtype="<i4").tobytes())
+        width = len(codes) // m if m else 0
+        blobs = [codes[i:i + width] for i in range(0, len(codes), width)] if width else [bytearray()] * m
+        cols = [keys[new].tolist(), U["rid"][new].tolist(), U["uid"][new].tolist(), list(map(str, U["sens"][new])),
+                blobs]
+        # values shared by many rows are written in the statement rather than bound to every row (a bulk insert
+        # costs about as much per bound value as per row): most new rows are first versions of live records
+        # (version 1, current, not a counterfeit; the others, new versions and counterfeits, bind them), and
+        # when no raw column is stored (see _vals_columns) every row's vals is ''
+        vals = "?" if any(texts) else "''"
+        if vals == "?":
+            cols.append(texts)
+        first = (U["version"][new] == 1) & U["current"][new] & ~U["fake"][new]
+        n_first = int(first.sum())
         stale = np.flatnonzero(current_before[:n_old] & ~U["current"][:n_old])
         if not con.in_transaction:
             con.execute("BEGIN")
@@ -1010,23 +1022,37 @@ class BPG(PublisherBase):
                 con.executemany("UPDATE neighbourhoods SET size = ?, members = ? WHERE id = ?", shrunk)
             if len(stale):
                 con.executemany("UPDATE records SET current = 0 WHERE key = ?", [(k,) for k in keys[stale].tolist()])
-            if m >= 2 * _BATCH:  # a bulk insert (the first release): _BATCH rows per statement, fewer steps
-                flat = list(itertools.chain.from_iterable(recs))
-                full = m // _BATCH * _BATCH
-                w = 9 * _BATCH
-                con.executemany("INSERT INTO records VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * _BATCH),
-                                (flat[i:i + w] for i in range(0, full * 9, w)))
-                recs = zip(*[iter(flat[full * 9:])] * 9)
-            if m:
-                con.executemany("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", recs)
-            if n_old == 0:  # a new database: the uid index, built once over the bulk-inserted records
-                con.execute(_UID_INDEX)
+            if n_first:
+                rows = zip(*cols) if n_first == m else itertools.compress(zip(*cols), first.tolist())
+                _insert(con, "records", f"(?, ?, 1, ?, 1, 0, ?, ?, {vals})", rows, n_first)
+            if n_first < m:
+                k, r, u, sens, b, *t = cols
+                rows = zip(k, r, U["version"][new].tolist(), u, U["current"][new].astype(np.int64).tolist(),
+                           U["fake"][new].astype(np.int64).tolist(), sens, b, *t)
+                _insert(con, "records", f"(?, ?, ?, ?, ?, ?, ?, ?, {vals})",
+                        itertools.compress(rows, (~first).tolist()), m - n_first)
             con.execute("UPDATE meta SET value = ? WHERE key = 'releases'", (str(n),))
             con.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (token,))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+
+
+def _insert(con: sqlite3.Connection, table: str, row: str, rows, count: int) -> None:
+    """Insert ``count`` rows (an iterator of tuples) into ``table``; ``row`` is one row's ``VALUES`` term,
+    ``"(?, ?, 1, ...)"``.  A bulk insert (the first release stores every record at once) puts :data:`_BATCH` rows
+    in one statement: far fewer statement steps.  The rows are streamed (``zip`` reuses its tuple): no list of
+    ``count`` tracked tuples for the garbage collector to scan."""
+    n_par = row.count("?")
+    if count >= 2 * _BATCH:
+        flat = list(itertools.chain.from_iterable(rows))
+        full = count // _BATCH * _BATCH
+        w = n_par * _BATCH
+        con.executemany(f"INSERT INTO {table} VALUES " + ", ".join([row] * _BATCH),
+                        (flat[i:i + w] for i in range(0, full * n_par, w)))
+        rows = zip(*[iter(flat[full * n_par:])] * n_par)
+    con.executemany(f"INSERT INTO {table} VALUES {row}", rows)
 
 
 def _value_counts(group: np.ndarray, value: np.ndarray, n_groups: int, n_values: int):
@@ -1068,22 +1094,27 @@ def _json_ints(values: list[int]) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
 
-def _uid(salt: str, rid: str, version: int) -> str:
-    """A stable record-tracking id: a salted hash of the identifier and its version (section 4: "a unique
-    identifier for each individual, that stays constant across distinct releases", independent of real-world
-    data)."""
-    return hashlib.blake2b(f"{rid}\x00{version}".encode(), digest_size=8, key=bytes.fromhex(salt)).hexdigest()
+def _new_uids(salt: str, release: int, count: int, seen: set) -> tuple[list[str], set]:
+    """The uids of the ``count`` records first stored by release ``release``, in position order, and their set.
 
-
-def _uids(salt: str, rids, versions) -> list[str]:
-    """:func:`_uid` of many records (the keyed hash state is set up once and copied)."""
-    proto = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
-    out = []
-    for r, v in zip(rids, versions):
-        h = proto.copy()
-        h.update(f"{r}\x00{v}".encode())
-        out.append(h.hexdigest())
-    return out
+    They are the successive 8-byte words (as hex) of SHAKE-256 of the database's secret salt and the release
+    number: ids that say nothing about the records or their order without the salt, made at once for every new
+    record (one call, not a keyed hash per record) and the same in any process that makes this release from the
+    same database.  A word equal to a stored uid or to an earlier word (a chance of about 3e-8 with a million
+    records) is skipped for the next one, so uids are unique.  Stored with the records, a uid stays with its
+    record for every later release."""
+    xof = hashlib.shake_256(f"BPG uids of release {release}\x00".encode() + bytes.fromhex(salt))
+    words = count
+    while True:
+        text = xof.digest(8 * words).hex()  # a longer digest starts with the shorter one
+        uids = [text[i:i + 16] for i in range(0, len(text), 16)]
+        fresh = set(uids)
+        if len(fresh) == count and seen.isdisjoint(fresh):
+            return uids, fresh
+        uids = [u for u in dict.fromkeys(uids) if u not in seen]
+        if len(uids) >= count:
+            return uids[:count], set(uids[:count])
+        words += count - len(uids)
 
 
 def _load(con: sqlite3.Connection) -> dict:
@@ -1112,6 +1143,7 @@ def _load(con: sqlite3.Connection) -> dict:
     out["nbh"] = nbh
     live = np.flatnonzero(out["current"] & ~out["counterfeit"])
     out["rid_pos"] = dict(zip(out["rid"][live].tolist(), live.tolist()))
+    out["uid_set"] = set(out["uid"].tolist())
     out["nbh_releases"] = {int(i): r for i, r, _, _, _ in nb}
     out["nbh_lo"] = {int(i): json.loads(lo) for i, _, lo, _, _ in nb}
     out["nbh_hi"] = {int(i): json.loads(hi) for i, _, _, hi, _ in nb}
