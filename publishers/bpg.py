@@ -1109,11 +1109,11 @@ def _new_uids(salt: str, release: int, count: int, seen: set) -> tuple[list[str]
         text = xof.digest(8 * words).hex()  # a longer digest starts with the shorter one
         uids = [text[i:i + 16] for i in range(0, len(text), 16)]
         fresh = set(uids)
-        if len(fresh) == count and seen.isdisjoint(fresh):
+        if words == count and len(fresh) == count and seen.isdisjoint(fresh):
             return uids, fresh
-        uids = [u for u in dict.fromkeys(uids) if u not in seen]
-        if len(uids) >= count:
-            return uids[:count], set(uids[:count])
+        uids = [u for u in dict.fromkeys(uids) if u not in seen][:count]
+        if len(uids) == count:
+            return uids, set(uids)
         words += count - len(uids)
 
 
