@@ -129,6 +129,9 @@ class Correspondence(AttackBase):
     time_limit : float > 0, default 20
         Seconds per CP-SAT model (more than two releases); a model stopped early makes the result inexact
         with bounds.
+    budget : float > 0, default 300
+        Seconds for all the CP-SAT models of one run (more than two releases), spent on the rows with the
+        smallest bounds first; what is left unsolved keeps its proven bounds and the result is inexact.
     witness : bool, default true
         Attach the generator realizing each worst crack.
 
@@ -144,9 +147,10 @@ class Correspondence(AttackBase):
         "k": Interval(int, 1, None),
         "method": Options(("exact", "closed_form")),
         "time_limit": Interval(float, 0, None, closed="neither"),
+        "budget": Interval(float, 0, None, closed="neither"),
         "witness": Boolean(),
     }
-    defaults = {"method": "exact", "time_limit": 20.0, "witness": True}
+    defaults = {"method": "exact", "time_limit": 20.0, "budget": 300.0, "witness": True}
     metrics = _MetricNames(("FA", "CA", "BA", "targets", "cracked", "violations"))
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
@@ -184,7 +188,8 @@ class Correspondence(AttackBase):
         if method == "closed_form":
             answers, exact = _closed_answers(releases, nodes, requests, values, notes)
         else:
-            engine = _engine(nodes, self.config["time_limit"], [a.domain_size for a in releases[0].qi_attributes])
+            engine = _engine(nodes, self.config["time_limit"], [a.domain_size for a in releases[0].qi_attributes],
+                             self.config["budget"])
             answers = engine.answer(requests)
             exact = all(a.exact for a in answers)
         if progress:
@@ -337,14 +342,14 @@ def _requests(targets: Sequence[_Target], nodes, n: int):
     return requests, where
 
 
-def _engine(nodes, time_limit: float, domain_sizes):
+def _engine(nodes, time_limit: float, domain_sizes, budget: float | None = None):
     if len(nodes) == 2:
         from solver.flows import TwoReleaseEngine
 
         return TwoReleaseEngine(nodes[0], nodes[1])
     from solver.generators import ChainEngine
 
-    return ChainEngine(nodes, time_limit=time_limit, domain_sizes=domain_sizes)
+    return ChainEngine(nodes, time_limit=time_limit, domain_sizes=domain_sizes, budget=budget)
 
 
 @functools.lru_cache(maxsize=None)

@@ -509,3 +509,30 @@ def test_four_releases_exact_equals_brute_force_with_witness(data):
     rels = [data.draw(kind(table.subset(table.ids[:sum(sizes[:i + 1])])))[0] for i in range(n)]
     check_against_brute_force(rels)
     check_witness(rels, attack(rels))
+
+
+@fast(15)
+@given(st.data())
+def test_budget_keeps_proven_bounds(data):
+    """With the CP-SAT budget spent at once, every row and FA, CA, BA keep intervals that hold the exact
+    values (low: a generator found, high: the trivial bound) and the result says it is not exact when an
+    interval is open."""
+    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
+    rels = data.draw(sequences(kind, 3, max_new=4, max_leaves=4))
+    exact = attack(rels, witness=False)
+    bounded = attack(rels, witness=False, budget=1e-9)
+    assert exact.exact
+    for m in ("FA", "CA", "BA"):
+        if m in exact.summary:
+            lo, hi = bounded.bounds.get(m, (bounded.summary[m],) * 2)
+            assert lo <= exact.summary[m] <= hi == bounded.summary[m]
+    truth = {(tuple(sorted(r["qid"].items())), r["timestamp"]): r for r in exact.targets}
+    open_rows = 0
+    for r in bounded.targets:
+        want = truth[(tuple(sorted(r["qid"].items())), r["timestamp"])]
+        for fam in "FCB":
+            if fam in r:
+                lo, hi = r[fam].get("anonymity_bounds", (r[fam]["anonymity"],) * 2)
+                assert lo <= want[fam]["anonymity"] <= hi
+                open_rows += lo != hi
+    assert bounded.exact == (open_rows == 0 and not bounded.bounds)
