@@ -130,8 +130,9 @@ class Correspondence(AttackBase):
         Seconds per CP-SAT model (more than two releases); a model stopped early makes the result inexact
         with bounds.
     budget : float > 0, default 300
-        Seconds for all the CP-SAT models of one run (more than two releases), spent on the rows with the
-        smallest bounds first; what is left unsolved keeps its proven bounds and the result is inexact.
+        Seconds for all the solver work of one run (more than two releases: flow and LP bounds, then CP-SAT
+        on the rows with the smallest bounds first); what is left unsolved keeps its proven bounds and the
+        result is inexact.
     witness : bool, default true
         Attach the generator realizing each worst crack.
 
@@ -155,6 +156,7 @@ class Correspondence(AttackBase):
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         super().__init__(_file=_file, _key=_key, **params)
+        self.last_engine = None  # the exact engine of the last run (its statistics), for benchmarks
         self._given = _parse_targets(self.config.get("targets"), file=_file, key=f"{_key}.targets" if _key else
                                      "targets")
 
@@ -190,6 +192,7 @@ class Correspondence(AttackBase):
         else:
             engine = _engine(nodes, self.config["time_limit"], [a.domain_size for a in releases[0].qi_attributes],
                              self.config["budget"])
+            self.last_engine = engine
             answers = engine.answer(requests)
             exact = all(a.exact for a in answers)
         if progress:

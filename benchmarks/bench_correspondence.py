@@ -6,7 +6,8 @@ attributes quasi-identifiers (ARX hierarchies, as in ``scenarios/adult_mondrian.
 
 Figures (one JSON line each: ``{"bench", "seconds", "peak_mb", ...}``; ``seconds`` the median of
 ``--repeat`` runs of the measured step only - releases are built beforehand; ``peak_mb`` the peak resident
-memory of a fresh process doing setup and that step, ``ru_maxrss``, interpreter and libraries included):
+memory of a fresh process doing setup and that step, ``ru_maxrss``, interpreter and libraries included;
+``peak_mb_worker`` the largest forked worker's, when the engine used worker processes):
 
 * ``exact_2000D2_sen1_k40`` - the exact engine (min-cost flows), all three attacks, every target the
   published regions allow, witnesses included (target: 10 s);
@@ -14,8 +15,10 @@ memory of a fresh process doing setup and that step, ``ru_maxrss``, interpreter 
 * ``closed_form_2000D2_sen1_k40`` - the paper's closed forms on the same pair (what Theorems 4.2 - 4.4 would
   claim; not valid for Mondrian regions - the exact figures differ, which the JSON shows) (target: the
   exact engine within 20x of it);
-* ``exact_5_releases`` (``--five``) - five cumulative Mondrian releases (6,000 new records each), CP-SAT
-  chain engine with ``--time-limit`` seconds per model (target: 60 s).
+* ``exact_5_releases`` (``--five``) - five cumulative Mondrian releases (6,000 new records each), the chain
+  engine (flow and LP bounds, LP generators, CP-SAT for what stays open with ``--time-limit`` seconds per
+  model), every target the regions allow (target: 60 s); ``lp_solves``, ``cp_sat_solves`` and the worker
+  processes used are in the JSON line.
 
     python benchmarks/bench_correspondence.py [--repeat 3] [--five] [--time-limit 2]
 """
@@ -87,6 +90,9 @@ def one(figure: str, repeat: int, time_limit: float) -> dict:
         times.append(time.perf_counter() - t0)
         extra = {k: res.summary.get(k) for k in ("FA", "CA", "BA", "targets")}
         extra["exact"] = res.exact
+        if attack.last_engine is not None and hasattr(attack.last_engine, "stats"):
+            st = attack.last_engine.stats
+            extra.update(lp_solves=st.lp_solves, cp_sat_solves=st.solves, processes=attack.last_engine.processes)
         if res.bounds:
             extra["bounds"] = {k: list(v) for k, v in res.bounds.items() if k in ("FA", "CA", "BA")}
     return {"seconds": statistics.median(times), **extra}
@@ -102,6 +108,9 @@ def main() -> None:
     if args.figure:
         out = one(args.figure, args.repeat, args.time_limit)
         out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if children:  # forked workers of the chain engine (the largest one)
+            out["peak_mb_worker"] = round(children, 1)
         print(json.dumps(out))
         return
     figures = list(FIGURES) + (["exact_5_releases"] if args.five else [])

@@ -38,8 +38,9 @@ Not a flow for ``n >= 3``
     With equal numbers of records of one value in ``R_1`` and ``R_3`` monotonicity forces ``y_1 = y_2 =
     y_3``; with disjoint regions per release (Mondrian) the generators are then the non-negative integer
     tables on the atoms with the three partitions' block sums - with unit block sums, 3-dimensional matching.
-    So no exact flow formulation of the chain exists unless P = NP, and CP-SAT stays the exact engine; the LP
-    relaxation was tight on every objective sampled on Adult (its vertices were not always integral).
+    So no exact flow formulation of the chain exists unless P = NP: proofs come from flows, LP duals and
+    CP-SAT, generators from flows, the LP and CP-SAT.  The LP relaxation was tight on every objective sampled
+    on Adult (its optimal vertices integral but for a small island of variables).
 
 Crack question ``(t, j, class, target)`` (:class:`~solver.crack.CrackRequest`): the records of the class
 that can be the target's are those instantiated in the target's atom ``a_p`` and arriving at ``T_t``; over
@@ -47,16 +48,29 @@ one generator at most ``min(sum_{v in class} z[j, v, a_p], y[a_p, t] - y[a_p, t-
 minimum is attained (individuals at an atom are interchangeable).  CP-SAT maximizes it, per sensitive value
 and per connected component (values and components are independent).
 
-Every solve is hinted with a generator built from a sequence of min-cost flows (release by release, each
-atom receiving at least the individuals it already holds); a request whose hint already reaches the trivial
-upper bound needs no CP-SAT call.  Statuses: OPTIMAL - exact; FEASIBLE - bounds (the incumbent and CP-SAT's
-objective bound), result not exact; INFEASIBLE - no generator (:class:`~solver.flows.NoGenerator`);
-anything else - the trivial bounds, not exact.  Nothing is ever passed silently.
+How the objectives are answered (:meth:`ChainEngine.answer`): every component starts with one generator (a
+sequence of min-cost flows, release by release; else the LP relaxation made integral; else CP-SAT) and
+the trivial bound; then, in bulk and without CP-SAT (:meth:`ChainEngine._bulk`, :mod:`solver.chain_lp`):
+upper bounds from the two-release flow relaxation, packed LP rounds whose integral optima join the pool of
+generators, and one LP per objective still open (its safe dual bound and its optimum made integral).  An
+objective is closed when a generator of the pool reaches a proved upper bound; components are independent,
+so large inputs run this in forked worker processes.  Whatever stays open goes to CP-SAT, hinted with the
+best generator, within the per-model time limit and the run's budget.  Statuses: OPTIMAL - exact; FEASIBLE
+- bounds (the incumbent and CP-SAT's objective bound), result not exact; INFEASIBLE - no generator
+(:class:`~solver.flows.NoGenerator`); anything else, or the budget spent - the proven bounds, not exact.
+Nothing is ever passed silently.
+
+Measured on five cumulative Mondrian releases of Adult (k = 40, 6,000 new records each; 44,033 objectives
+in 645 components, the largest of 7,655 incidences): every objective closed by the bulk pass - about 7,500
+LP solves and 26,600 max flows, no CP-SAT call.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -95,6 +109,7 @@ class _Component:
     ub: np.ndarray = None  # (classes, n): proven upper bounds on the arrivals at (c, t) (column t - 1)
     model: cp_model.CpModel | None = None
     lp: "ChainLP | None" = None
+    _by_class: dict | None = None
     pool: list = field(default_factory=list)  # feasible solutions (z per incidence)
     best: np.ndarray = None  # (classes, n): best arrivals over the pool (lower bounds)
     best_sol: np.ndarray = None  # (classes, n): index in the pool of the solution attaining ``best``
@@ -102,6 +117,15 @@ class _Component:
     @property
     def n_classes(self) -> int:
         return len(self.members)
+
+    def incidences(self, c: int, j: int) -> np.ndarray:
+        """Indices of the incidences of class ``c`` in ``R_{j+1}``."""
+        if self._by_class is None:
+            key = self.C * (int(self.J.max()) + 1) + self.J
+            order = np.argsort(key, kind="stable")
+            cuts = np.flatnonzero(np.diff(key[order])) + 1
+            self._by_class = {int(key[part[0]]): part for part in np.split(order, cuts)}
+        return self._by_class.get(c * (int(self.J.max()) + 1) + j, np.zeros(0, np.int64))
 
     def loads(self, z: np.ndarray, n: int) -> np.ndarray:
         """``y[c, j]``: individuals of the class present at ``T_j``."""
@@ -127,6 +151,24 @@ def _arrivals(y: np.ndarray) -> np.ndarray:
     return np.diff(y, axis=1, prepend=0)
 
 
+#: open objectives from which :meth:`ChainEngine._bulk_all` forks worker processes
+_PARALLEL_LOAD = 2000
+_FORKED = None  # the engine a forked worker works for (set in the parent just before the fork)
+
+
+def _bulk_in_child(ci: int, wanted: np.ndarray):
+    """In a forked worker: :meth:`ChainEngine._bulk` on one component; returns what the parent merges - the
+    new generators (each checked exactly in the worker, re-added in the parent), the proven bounds and
+    counts.  The worker's copy of the engine keeps its own clock for the budget."""
+    engine = _FORKED
+    comp = engine.components[ci]
+    first = len(comp.pool)
+    flows, lps = engine.stats.flow_bounds, engine.stats.lp_solves
+    if not engine._over_budget():
+        engine._bulk(comp, wanted)
+    return ci, comp.pool[first:], comp.ub, engine.stats.flow_bounds - flows, engine.stats.lp_solves - lps
+
+
 class ChainEngine:
     """Answers :class:`~solver.crack.CrackRequest` for ``n >= 3`` (or any ``n``) releases with CP-SAT.
 
@@ -135,23 +177,26 @@ class ChainEngine:
     nodes : per release, the aggregated groups (:func:`solver.regions.aggregate`).
     domain_sizes : leaves per quasi-identifier.
     time_limit : seconds per CP-SAT model.
-    budget : seconds for all the CP-SAT models of one :meth:`answer` (``None``: no limit).  Objectives are
-        solved from the smallest upper bound up (the rows that decide FA, CA and BA first); once the budget is
-        spent the rest keep their proven bounds - the best generator found (low) and the trivial bound
-        (high) - and the answer is not exact.
+    processes : worker processes for the bulk bounds of large inputs (components are independent; default:
+        the machine's cores, at most 8; forked, so only where ``fork`` exists).
+    budget : seconds for all the solver work of one :meth:`answer` (``None``: no limit).  CP-SAT takes the
+        objectives from the smallest upper bound up (the rows that decide FA, CA and BA first); once the
+        budget is spent the rest keep their proven bounds - the best generator found (low) and the best
+        proved bound (high) - and the answer is not exact.
     workers : CP-SAT search workers per model (default 1: the models are small and many).
     """
 
-    exact_engine = "CP-SAT (buddy chains over atom classes)"
+    exact_engine = "buddy chains over atom classes: flow and LP-dual bounds, LP and CP-SAT generators"
 
     def __init__(self, nodes: Sequence[Nodes], time_limit: float = 20.0, *, domain_sizes: Sequence[int] | None = None,
-                 workers: int = 1, budget: float | None = None):
+                 workers: int = 1, budget: float | None = None, processes: int | None = None):
         self.nodes = list(nodes)
         self.n = n = len(nodes)
         self.time_limit = float(time_limit)
         self.budget = None if budget is None else float(budget)
         self._spent = 0.0
         self.lp_rounds = 3  # passes of packed LP rounds (:meth:`_bulk`)
+        self.processes = max(1, min(int(processes if processes is not None else (os.cpu_count() or 1)), 8))
         self.workers = int(workers)
         if domain_sizes is None:
             domain_sizes = [int(max(nd.region_hi[:, j].max() if nd.n_regions else 0 for nd in nodes)) + 1
@@ -160,6 +205,7 @@ class ChainEngine:
         self.atom_of = {a.signature: i for i, a in enumerate(self.atoms)}
         self.stats = _Stats()
         self._cache: dict = {}
+        self._values_of: dict = {}
         # incidences (release, node, atom): node v of R_j can be instantiated in atom a
         off = np.cumsum([0] + [len(nd) for nd in self.nodes])
         reg_nodes = []
@@ -299,14 +345,19 @@ class ChainEngine:
         return None if out is None else lp.integer_point(out[1])
 
     def _add(self, comp: _Component, z: np.ndarray) -> None:
-        """Add a proved-feasible generator to the component's pool; update the arrival lower bounds."""
-        comp.pool.append(z)
+        """Add a proved-feasible generator to the component's pool if it raises an arrival lower bound (the
+        pool keeps only those: thousands of LP generators on Adult would otherwise hold hundreds of MB)."""
         arr = _arrivals(comp.loads(z, self.n))
+        z = z.astype(np.int32)  # counts of one node's records: half the memory of int64
         if comp.best is None:
+            comp.pool.append(z)
             comp.best = arr
             comp.best_sol = np.zeros_like(arr)
             return
         better = arr > comp.best
+        if not better.any():
+            return
+        comp.pool.append(z)
         comp.best = np.where(better, arr, comp.best)
         comp.best_sol = np.where(better, len(comp.pool) - 1, comp.best_sol)
 
@@ -414,6 +465,39 @@ class ChainEngine:
                     start = time.perf_counter()
         finally:
             self._spent += time.perf_counter() - start
+            comp.lp = None  # the LP (and its island cache) is not needed again: free it
+
+    def _bulk_all(self, wanted: list[np.ndarray]) -> None:
+        """:meth:`_bulk` on every component - in ``processes`` forked worker processes when there is enough
+        work (components are independent; the largest start first), else in this process."""
+        work = [ci for ci in range(len(self.components))
+                if (wanted[ci] & (self.components[ci].best < self.components[ci].ub)).any()]
+        load = sum(int(wanted[ci].sum()) for ci in work)
+        if self.processes <= 1 or len(work) < 2 or load < _PARALLEL_LOAD or \
+                "fork" not in multiprocessing.get_all_start_methods():
+            for ci in sorted(work, key=lambda i: len(self.components[i].J)):
+                if not self._over_budget():
+                    self._bulk(self.components[ci], wanted[ci])
+            return
+        global _FORKED
+        _FORKED = self
+        start = time.perf_counter()
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=self.processes, mp_context=ctx) as pool:
+                jobs = [pool.submit(_bulk_in_child, ci, wanted[ci])
+                        for ci in sorted(work, key=lambda i: -len(self.components[i].J))]
+                for job in jobs:
+                    ci, points, ub, flow_bounds, lp_solves = job.result()
+                    comp = self.components[ci]
+                    for z in points:
+                        self._add(comp, z)
+                    comp.ub = np.minimum(comp.ub, ub)
+                    self.stats.flow_bounds += flow_bounds
+                    self.stats.lp_solves += lp_solves
+        finally:
+            _FORKED = None
+            self._spent += time.perf_counter() - start
 
     def _lp_step(self, comp: _Component, lp: ChainLP, w: np.ndarray, single: tuple | None) -> None:
         out = lp.solve(w)
@@ -489,15 +573,13 @@ class ChainEngine:
         a_p = self.atom_of.get(tuple(req.signature))
         nd = self.nodes[req.j - 1]
         out = {}
-        sel = np.flatnonzero(nd.cls == req.cls)
-        for s in np.unique(nd.value[sel]).tolist():
-            s = int(s)
+        for s in self._class_values(req.j - 1, req.cls):
             if a_p is None or (s, a_p) not in self.comp_of:
                 out[s] = None
                 continue
             ci, c = self.comp_of[(s, a_p)]
             comp = self.components[ci]
-            here = np.flatnonzero((comp.J == req.j - 1) & (comp.C == c))
+            here = comp.incidences(c, req.j - 1)
             mine = here[nd.cls[comp.V[here]] == req.cls]
             if not len(mine):
                 out[s] = None
@@ -506,6 +588,17 @@ class ChainEngine:
             else:
                 out[s] = (ci, c, mine)
         return out
+
+    def _class_values(self, j: int, cls: int) -> list[int]:
+        """The sensitive values of class ``cls`` of ``R_{j+1}`` (cached per release)."""
+        if j not in self._values_of:
+            nd = self.nodes[j]
+            pairs = np.unique(np.stack([nd.cls, nd.value], axis=1), axis=0) if len(nd.cls) else np.zeros((0, 2), int)
+            by: dict[int, list[int]] = {}
+            for c, v in pairs.tolist():
+                by.setdefault(c, []).append(v)
+            self._values_of[j] = by
+        return self._values_of[j].get(int(cls), [])
 
     def _upper(self, comp: _Component, t: int, c: int, rows) -> int:
         arr = int(comp.ub[c, t - 1])
@@ -525,9 +618,7 @@ class ChainEngine:
             for part in pr.values():
                 if part is not None:
                     wanted[part[0]][part[1], req.t - 1] = True
-        for ci in sorted(range(len(self.components)), key=lambda i: len(self.components[i].J)):
-            if not self._over_budget():
-                self._bulk(self.components[ci], wanted[ci])
+        self._bulk_all(wanted)
         if self.budget is not None:  # spend the budget where the minima are decided: smallest bounds first
             todo = {}
             for req, pr in zip(requests, parts):
