@@ -38,6 +38,11 @@ Targets
 * otherwise every target the published regions allow: one per distinct *signature* (the set of published
   regions containing the point, :func:`solver.regions.atoms`) and timestamp.
 
+Rows (``targets`` of the report): per target and attack, the class of the release that cracks it most, its
+size, crack and anonymity (with bounds when not exact), its number of groups (sensitive values) and how
+many of them the attack cracks entirely; ``worst`` lists every group of its class with its crack size, and
+given targets have per-group summary names (below).
+
 Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of target rows), ``cracked`` (targets with a positive
 crack in some attack), ``violations`` (rows below ``k`` when ``k`` is given) and the per-target names
 above.  ``worst`` holds, for each attack, the target and class attaining the minimum with a *generator*
@@ -441,7 +446,10 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             if crack_lo != crack_hi:
                 cell["crack_bounds"] = [crack_lo, crack_hi]
                 cell["anonymity_bounds"] = [it["anon"][0], it["anon"][1]]
-            cell["groups"] = [{"sensitive": str(values[v]), "size": s, "crack": c} for v, s, c, _ in it["groups"]]
+            # counts only: a class of composite sensitive values has up to thousands of groups, and listing
+            # them in every row made the Adult Sen3 report 750 MB (``worst`` lists them for its class)
+            cell["groups"] = len(it["groups"])
+            cell["groups_cracked"] = sum(1 for _, s, c, _ in it["groups"] if c >= s)
             row[fam] = cell
             any_crack |= crack_lo > 0
             if tg.given is None:
@@ -489,7 +497,9 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         point = {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(releases[0].qi_attributes, tg.point)}
         w = {"attack": fam, "target": rows[ti]["qid"], "point": point, "timestamp": tg.t, "release": req.j,
              "class": _class_id(releases[req.j - 1], req.cls), **{x: rows[ti][fam][x] for x in
-                                                                   ("size", "crack", "anonymity", "groups")}}
+                                                                   ("size", "crack", "anonymity")},
+             "groups": [{"sensitive": str(values[v]), "size": s, "crack": c} for v, s, c, _ in
+                        info[r]["groups"]]}
         if attack.config["witness"] and engine is not None:
             w["generator"] = engine.witness(req, releases, values, tg.point)
         worst[fam] = w

@@ -47,7 +47,17 @@ def compute_release_metrics(release: Release, snapshot: Table | None) -> dict[st
 
 
 def _clean(v: Any) -> Any:
-    """JSON-safe numbers: numpy scalars to Python, integral floats to int, NaN/inf to None."""
+    """JSON-safe numbers: numpy scalars to Python, integral floats to int, NaN/inf to None.
+
+    Exact types are tested first (a report of the correspondence attack on Adult holds millions of small
+    dicts, ints and strings; ``isinstance(v, Mapping)`` goes through the ABC machinery every time)."""
+    kind = type(v)
+    if kind is str or kind is int or kind is bool or v is None:
+        return v
+    if kind is dict:
+        return {k if type(k) is str else str(k): _clean(x) for k, x in v.items()}
+    if kind is list or kind is tuple:
+        return [_clean(x) for x in v]
     if isinstance(v, Mapping):
         return {str(k): _clean(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
