@@ -63,6 +63,7 @@ import json
 import os
 import sqlite3
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -127,7 +128,42 @@ def _connect(path: Path, *, new: bool = False) -> sqlite3.Connection:
         con.execute("PRAGMA synchronous=OFF")
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=NORMAL")
+    # no checkpoint inside a commit: the release that crossed SQLite's 1,000-page limit paid for copying
+    # every earlier release's pages (release 10 of the Adult stream); each release's pages are checkpointed
+    # in the background instead (:func:`_checkpoint_later`)
+    con.execute("PRAGMA wal_autocheckpoint=0")
     return con
+
+
+#: the background WAL checkpoint of each database this process writes (joined before its next use)
+_CHECKPOINTS: dict[str, threading.Thread] = {}
+
+
+def _checkpoint(path: str) -> None:
+    try:
+        con = sqlite3.connect(path)
+        try:
+            con.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            con.close()
+    except sqlite3.Error:  # nothing is lost: the WAL keeps the pages until a later checkpoint copies them
+        pass
+
+
+def _checkpoint_later(path: Path) -> None:
+    """Copy the WAL's committed pages into the database file in a thread of its own (SQLite releases the GIL),
+    while the caller goes on; the next write to the database, and the process's exit, wait for it - that wait
+    counts in the next release's time."""
+    _await_checkpoint(path)
+    thread = threading.Thread(target=_checkpoint, args=(str(path),), daemon=True)
+    thread.start()
+    _CHECKPOINTS[str(path)] = thread
+
+
+def _await_checkpoint(path: Path) -> None:
+    thread = _CHECKPOINTS.pop(str(path), None)
+    if thread is not None:
+        thread.join()
 
 
 def read_state(path: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
@@ -264,6 +300,7 @@ class BPG(PublisherBase):
         finally:
             if keep:  # stays open for the next release of this process (WAL: other processes may read it)
                 _OPEN[str(path)] = con
+                _checkpoint_later(path)
             else:
                 _OPEN.pop(str(path), None)
                 con.close()
@@ -284,6 +321,7 @@ class BPG(PublisherBase):
             path = Path(state["database"])
             if not path.is_file():
                 raise InputError("BPG database not found", file=str(path), key="state.database")
+            _await_checkpoint(path)
             con = _OPEN.pop(str(path), None) or _connect(path)
             try:
                 meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
@@ -304,6 +342,7 @@ class BPG(PublisherBase):
         if c.get("database"):
             path = Path(c["database"])
             path.parent.mkdir(parents=True, exist_ok=True)
+            _await_checkpoint(path)
             old = _OPEN.pop(str(path), None)
             if old is not None:
                 old.close()
@@ -1170,6 +1209,9 @@ def clear_cache() -> None:
     """Forget the in-process copies and close the connections (the next release re-reads its database, as a
     new process would)."""
     _CACHE.clear()
+    while _CHECKPOINTS:
+        _, thread = _CHECKPOINTS.popitem()
+        thread.join()
     while _OPEN:
         _, con = _OPEN.popitem()
         con.close()
