@@ -45,7 +45,7 @@ given targets have per-group summary names (below).
 
 Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of target rows), ``cracked`` (targets with a positive
 crack in some attack), ``violations`` (rows below ``k`` when ``k`` is given) and the per-target names
-above.  ``worst`` holds, for each attack, the target and class attaining the minimum with a *generator*
+above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
 realizing its crack sizes (buddy pairs per group with counts and instantiation points).
 """
 from __future__ import annotations
@@ -284,6 +284,10 @@ class Correspondence(AttackBase):
 
 
 # ---------------------------------------------------------------------- helpers
+#: the summary metric of each attack family (``worst`` is keyed by it, as certification looks witnesses up)
+_METRIC_OF = {"F": "FA", "C": "CA", "B": "BA"}
+
+
 def _parse_targets(spec: Any, *, file: str | None, key: str) -> list[tuple[dict, int]]:
     if spec is None:
         return []
@@ -502,7 +506,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
                         info[r]["groups"]]}
         if attack.config["witness"] and engine is not None:
             w["generator"] = engine.witness(req, releases, values, tg.point)
-        worst[fam] = w
+        worst[_METRIC_OF[fam]] = w
     if engine is not None:
         notes.append(f"exact engine: {engine.exact_engine}")
     return AttackResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds, worst=worst,

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -142,12 +142,24 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
         out_console.print(t)
         for r in doc["requirements"]:
             if r["holds"] is False and r.get("witness"):
-                out_console.print(f"witness for '{r['require']}': {json.dumps(r['witness'], default=str)}")
+                out_console.print(f"witness for '{r['require']}': {_brief(r['witness'], json_path)}")
         colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[doc["verdict"]]
         out_console.print(f"verdict: [bold {colour}]{doc['verdict'].upper()}[/bold {colour}]")
     if json_path:
         _emit_json(doc, json_path)
     raise typer.Exit(cert.exit_code)
+
+
+def _brief(witness: Any, json_path: str | None, limit: int = 2000) -> str:
+    """A witness for the terminal: whole when short, else its scalar fields and where the rest is (a
+    correspondence witness on Adult is a whole generator of thousands of buddy groups)."""
+    text = json.dumps(witness, default=str)
+    if len(text) <= limit or not isinstance(witness, dict):
+        return text
+    short = {k: v for k, v in witness.items() if isinstance(v, (str, int, float, bool)) or
+             (isinstance(v, dict) and len(json.dumps(v, default=str)) <= 300)}
+    rest = "in the --json report" if json_path else "with --json PATH"
+    return f"{json.dumps(short, default=str)} (+ {', '.join(k for k in witness if k not in short)}: {rest})"
 
 
 @app.command()
