@@ -1,22 +1,22 @@
 """Attacks: one module per attack family, one shared signature (:class:`attacks.base.Attack`).
 
 ``ATTACKS`` maps the contract's attack names to their classes; the scenario loader, the CLI and the contract
-tests all read it.
+tests all read it.  Each class is imported when its name is first looked up
+(:class:`~multirelease.registry.LazyRegistry`); the classes are also attributes of this package.
 """
-from .base import Attack, AttackBase, AttackResult, Progress
-from .correspondence import Correspondence
-from .linking import Linking
-from .update_graph import UpdateGraph
-from .possible_worlds import PossibleWorlds
-from .intersection import Intersection
+from multirelease.registry import LazyRegistry
 
-ATTACKS: dict[str, type[AttackBase]] = {
-    Linking.name: Linking,
-    Correspondence.name: Correspondence,
-    PossibleWorlds.name: PossibleWorlds,
-    Intersection.name: Intersection,
-    UpdateGraph.name: UpdateGraph,
-}
+from .base import Attack, AttackBase, AttackResult, Progress
+
+ATTACKS = LazyRegistry(__name__, {
+    "linking": "linking:Linking",
+    "correspondence": "correspondence:Correspondence",
+    "possible_worlds": "possible_worlds:PossibleWorlds",
+    "intersection": "intersection:Intersection",
+    "update_graph": "update_graph:UpdateGraph",
+})
+
+__getattr__ = ATTACKS.attribute_getter()
 
 __all__ = ["ATTACKS", "Attack", "AttackBase", "AttackResult", "Progress", "Linking", "Correspondence", "PossibleWorlds",
            "UpdateGraph", "Intersection"]

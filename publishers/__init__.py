@@ -1,30 +1,27 @@
 """Publishers: one module per principle, one shared signature (:class:`publishers.base.Publisher`).
 
 ``PUBLISHERS`` maps the contract's publisher names to their classes; the scenario loader, the CLI and the
-contract tests all read it.
+contract tests all read it.  Each class is imported when its name is first looked up
+(:class:`~multirelease.registry.LazyRegistry`); the classes are also attributes of this package.
 """
-from .base import Publisher, PublisherBase, PublishResult
-from .mondrian import Mondrian, NaiveRepublication
-from .bpg import BPG
-from .tds import TopDownSpecialization
-from .bcf import BCFAnonymizer
-from .global_guarantee import GlobalGuarantee
-from .sequential_diversity import NonSequentialDiversity, SequentialDiversity
-from .m_invariance import MInvariance
-from .m_distinct import MDistinct, MDistinctStar
+from multirelease.registry import LazyRegistry
 
-PUBLISHERS: dict[str, type[PublisherBase]] = {
-    Mondrian.name: Mondrian,
-    NaiveRepublication.name: NaiveRepublication,
-    BPG.name: BPG,
-    TopDownSpecialization.name: TopDownSpecialization,
-    BCFAnonymizer.name: BCFAnonymizer,
-    GlobalGuarantee.name: GlobalGuarantee,
-    SequentialDiversity.name: SequentialDiversity,
-    NonSequentialDiversity.name: NonSequentialDiversity,
-    MInvariance.name: MInvariance,
-    MDistinct.name: MDistinct,
-    MDistinctStar.name: MDistinctStar,
-}
+from .base import Publisher, PublisherBase, PublishResult
+
+PUBLISHERS = LazyRegistry(__name__, {
+    "mondrian": "mondrian:Mondrian",
+    "naive": "mondrian:NaiveRepublication",
+    "bpg": "bpg:BPG",
+    "tds": "tds:TopDownSpecialization",
+    "bcf": "bcf:BCFAnonymizer",
+    "global_guarantee": "global_guarantee:GlobalGuarantee",
+    "sequential_diversity": "sequential_diversity:SequentialDiversity",
+    "non_sequential_diversity": "sequential_diversity:NonSequentialDiversity",
+    "m_invariance": "m_invariance:MInvariance",
+    "m_distinct": "m_distinct:MDistinct",
+    "m_distinct_star": "m_distinct:MDistinctStar",
+})
+
+__getattr__ = PUBLISHERS.attribute_getter()
 
 __all__ = ["PUBLISHERS", "Publisher", "PublisherBase", "PublishResult"]

@@ -434,3 +434,22 @@ def test_adult_mondrian_end_to_end(capsys, tmp_path):
                         "--require", "linking.l_distinct >= 5", "--json", "-")
     assert code == 0
     assert json.loads(text)["verdict"] == "pass"
+
+
+def test_registries_resolve_names_and_import_lazily():
+    """Every registered name resolves to a class of that name; listing the registries imports no publisher or
+    attack module (a run imports only what it uses)."""
+    import subprocess
+    import sys
+
+    from publishers import PUBLISHERS
+
+    for registry in (PUBLISHERS, attacks.ATTACKS):
+        for name in list(registry):
+            assert registry[name].name == name
+    code = ("import sys, publishers, attacks; names = sorted(publishers.PUBLISHERS) + sorted(attacks.ATTACKS); "
+            "loaded = [m for m in sys.modules if m.startswith(('publishers.', 'attacks.', 'solver'))]; "
+            "print(len(names), sorted(loaded))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.split(" ", 1)
+    assert out[0] == "16" and out[1].strip() == "['attacks.base', 'publishers.base']"
