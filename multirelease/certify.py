@@ -88,8 +88,14 @@ def certify(spec_path: str | Path, release_files: Sequence[str | Path], *, requi
     from .sequence import ReleaseSequence
 
     seq = ReleaseSequence()
+    table = scenario.data
     for step in scenario.steps:
-        seq.append(step.given, None, step.snapshot if step.snapshot is not None else scenario.data)
+        # the population behind each release: the spec's data evolved by its dynamics, as `run` does (a
+        # scenario's own YAML certifies the files its `run --out` wrote), unless the release item names one
+        change = scenario.dynamics.get(step.index)
+        if change is not None and table is not None:
+            table = table.apply(change)
+        seq.append(step.given, None, step.snapshot if step.snapshot is not None else table)
     view = seq.view(scenario.adversary, scenario.transitions)
     attacks = list(scenario.attacks)
     if not attacks:
