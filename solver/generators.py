@@ -118,14 +118,20 @@ class _Component:
     def n_classes(self) -> int:
         return len(self.members)
 
+    def node_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per incidence, the index of its node (release, node) among the component's nodes; per node, its
+        number of incidences (atom classes)."""
+        key = self.J * (int(self.V.max()) + 1 if len(self.V) else 1) + self.V
+        _, inv, deg = np.unique(key, return_inverse=True, return_counts=True)
+        return inv.reshape(-1), deg
+
     def incidences(self, c: int, j: int) -> np.ndarray:
         """Indices of the incidences of class ``c`` in ``R_{j+1}``."""
         if self._by_class is None:
-            key = self.C * (int(self.J.max()) + 1) + self.J
-            order = np.argsort(key, kind="stable")
-            cuts = np.flatnonzero(np.diff(key[order])) + 1
-            self._by_class = {int(key[part[0]]): part for part in np.split(order, cuts)}
-        return self._by_class.get(c * (int(self.J.max()) + 1) + j, np.zeros(0, np.int64))
+            self._by_class = {}
+            for part in np.split(*_runs(self.C * len(self.cap[0]) + self.J)):
+                self._by_class[(int(self.C[part[0]]), int(self.J[part[0]]))] = part
+        return self._by_class.get((c, j), _NONE)
 
     def loads(self, z: np.ndarray, n: int) -> np.ndarray:
         """``y[c, j]``: individuals of the class present at ``T_j``."""
@@ -144,6 +150,15 @@ class _Stats:
     lp_solves: int = 0
     objectives: int = 0
     statuses: Counter = field(default_factory=Counter)
+
+
+_NONE = np.zeros(0, np.int64)
+
+
+def _runs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, cuts)`` for :func:`numpy.split`: the indices of ``key`` grouped by value."""
+    order = np.argsort(key, kind="stable")
+    return order, np.flatnonzero(np.diff(key[order])) + 1
 
 
 def _arrivals(y: np.ndarray) -> np.ndarray:
@@ -285,9 +300,8 @@ class ChainEngine:
         n, k = self.n, comp.n_classes
         comp.cap = np.bincount(comp.C * n + comp.J, weights=comp.count, minlength=k * n).astype(np.int64).reshape(k, n)
         # records forced into a class: nodes whose only class it is
-        node_key = comp.J * (int(comp.V.max()) + 1 if len(comp.V) else 1) + comp.V
-        _, inv, deg = np.unique(node_key, return_inverse=True, return_counts=True)
-        only = deg[inv.reshape(-1)] == 1
+        inv, deg = comp.node_groups()
+        only = deg[inv] == 1
         low = np.bincount(comp.C[only] * n + comp.J[only], weights=comp.count[only], minlength=k * n)
         comp.low = np.maximum.accumulate(low.astype(np.int64).reshape(k, n), axis=1)
         # the trivial bound on arrivals at (c, t): the records any later release can hold there, minus the
@@ -313,11 +327,10 @@ class ChainEngine:
         if comp.model is not None:
             return comp.model
         n = self.n
-        node_key = comp.J * (int(comp.V.max()) + 1 if len(comp.V) else 1) + comp.V
-        _, inv, deg = np.unique(node_key, return_inverse=True, return_counts=True)
+        inv, deg = comp.node_groups()
         model = cp_model.CpModel()
         z = [model.new_int_var(0, int(c), "") for c in comp.count.tolist()]
-        for idx in np.split(np.argsort(inv.reshape(-1), kind="stable"), np.cumsum(deg)[:-1]):
+        for idx in np.split(np.argsort(inv, kind="stable"), np.cumsum(deg)[:-1]):
             model.add(sum(z[i] for i in idx.tolist()) == int(comp.count[idx[0]]))
         by_cj: dict = {}
         for i, (c, j) in enumerate(zip(comp.C.tolist(), comp.J.tolist())):
@@ -433,7 +446,7 @@ class ChainEngine:
             if not open_().any():
                 return
             lp = self._lp(comp)
-            nodes_of = {}
+            nodes_of: dict = {}  # (class, release) -> its nodes (a plain dict: looked up thousands of times a round)
             for c, j, v in zip(comp.C.tolist(), comp.J.tolist(), comp.V.tolist()):
                 nodes_of.setdefault((c, j), []).append(v)
             rng = np.random.default_rng(0)
