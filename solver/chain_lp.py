@@ -101,6 +101,7 @@ class ChainLP:
         self._set: list[int] = []
         self._response = linear_solver_pb2.MPSolutionResponse()
         self._islands: dict = {}
+        self._priced = None
         self.lp_solves = 0
         self.island_solves = 0
 
@@ -133,9 +134,15 @@ class ChainLP:
         return self.safe_bound(w, self.duals), z
 
     def _prices(self, duals: np.ndarray):
+        """The clipped prices, ``pi_eq . b`` and ``A^T pi`` (kept for the last price vector: :meth:`solve` and
+        :meth:`arrival_bounds` use the same one)."""
+        if self._priced is not None and self._priced[0] is duals:
+            return self._priced[1]
         pi = duals.copy()
         pi[self.n_eq:] = np.maximum(pi[self.n_eq:], 0.0)
-        return pi, float(pi[:self.n_eq] @ self.b[:self.n_eq]), self.AT @ pi
+        out = pi, float(pi[:self.n_eq] @ self.b[:self.n_eq]), self.AT @ pi
+        self._priced = (duals, out)
+        return out
 
     def safe_bound(self, w: np.ndarray, duals: np.ndarray) -> int:
         """``floor`` of a valid upper bound on ``max w.z`` over integer (and real) points of the model, from any
