@@ -27,19 +27,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _fresh import in_fresh_process, peak_mb
+
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ("mondrian_adult_release", "bpg_adult_release", "intersection_attack_adult")
-
-
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def one(figure: str) -> dict:
@@ -65,14 +61,14 @@ def one(figure: str) -> dict:
             out["bpg_shares"] = [round(x, 3) for x in shares]
             out["bpg_seconds_median"] = statistics.median(r["bpg_seconds"] for r in rows[1:])
             out["target_share"] = 0.3
-        out["peak_mb"] = _peak_mb()
+        out["peak_mb"] = peak_mb()
         return out
     if figure == "intersection_attack_adult":
         rows, seen = run_method("bpg", 500, progress=None)
         res = attack(seen)
         return {"bench": figure, "seconds": res["attack_seconds"], "releases": len(seen),
                 "tracked_records": res["targets"], "violations": res["violations"], "target_seconds": 10,
-                "peak_mb": _peak_mb()}
+                "peak_mb": peak_mb()}
     raise SystemExit(f"unknown figure {figure}")
 
 
@@ -85,11 +81,8 @@ def main(argv=None) -> int:
         return 0
     lines = {}
     for figure in FIGURES:
-        out = subprocess.run([sys.executable, __file__, "--figure", figure], capture_output=True, text=True,
-                             check=True)
-        line = out.stdout.strip().splitlines()[-1]
-        lines[figure] = json.loads(line)
-        print(line, flush=True)
+        lines[figure] = in_fresh_process(__file__, ["--figure", figure])
+        print(json.dumps(lines[figure]), flush=True)
     m, b = lines["mondrian_adult_release"], lines["bpg_adult_release"]
     print(json.dumps({"bench": "bpg_overhead_vs_mondrian", "seconds": b["seconds"] - m["seconds"],
                       "overhead_vs_mondrian": 1 - m["seconds"] / b["seconds"], "bpg_share": b["bpg_share"],

@@ -30,10 +30,11 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _fresh import figure_line, in_fresh_process, peak_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult"
@@ -123,7 +124,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.figure:
         out = one(args.figure, args.repeat, args.time_limit)
-        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        out["peak_mb"] = peak_mb()
         children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         if children:  # forked workers of the chain engine (the largest one)
             out["peak_mb_worker"] = round(children, 1)
@@ -131,13 +132,9 @@ def main() -> None:
         return
     figures = list(FIGURES) + (["exact_5_releases"] if args.five else [])
     for fig in figures:
-        proc = subprocess.run([sys.executable, __file__, "--figure", fig, "--repeat",
-                               str(1 if fig == "exact_5_releases" else args.repeat), "--time-limit",
-                               str(args.time_limit)], capture_output=True, text=True, check=True)
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-        line = {"bench": fig, "seconds": round(data.pop("seconds"), 3), "peak_mb": round(data.pop("peak_mb"), 1)}
-        line.update(data)
-        print(json.dumps(line), flush=True)
+        data = in_fresh_process(__file__, ["--figure", fig, "--repeat", 1 if fig == "exact_5_releases" else args.repeat,
+                                           "--time-limit", args.time_limit])
+        print(json.dumps(figure_line(fig, data)), flush=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from _fresh import in_fresh_process, peak_mb
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "adult_mondrian.yaml"
 FIGURES = ("load_adult", "mondrian_adult_k10_l5", "linking_checks_adult", "scenario_adult_mondrian_in_process",
@@ -69,7 +71,7 @@ def one(figure: str, repeat: int) -> dict:
             times.append(time.perf_counter() - t0)
     else:
         raise SystemExit(f"unknown figure {figure}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_mb()
     return {"bench": figure, "seconds": round(statistics.median(times), 4), "peak_mb": round(peak, 1),
             "runs": repeat}
 
@@ -99,9 +101,7 @@ def main() -> None:
         if figure == "cli_run_adult_mondrian":
             print(json.dumps(cli_figure(args.repeat)), flush=True)
             continue
-        out = subprocess.run([sys.executable, __file__, "--one", figure, "--repeat", str(args.repeat)],
-                             check=True, capture_output=True, text=True, cwd=ROOT)
-        print(out.stdout.strip(), flush=True)
+        print(json.dumps(in_fresh_process(__file__, ["--one", figure, "--repeat", args.repeat], cwd=ROOT)), flush=True)
 
 
 if __name__ == "__main__":

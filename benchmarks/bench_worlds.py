@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _fresh import FigureFailed, figure_line, in_fresh_process, peak_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult"
@@ -224,19 +224,16 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         out = FIGURES[args.child](args.repeat)
-        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        out["peak_mb"] = peak_mb()
         print(json.dumps(out))
         return
     for fig in args.figure or list(FIGURES):
-        proc = subprocess.run([sys.executable, __file__, "--child", fig, "--repeat", str(args.repeat)],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            print(json.dumps({"bench": fig, "error": proc.stderr.strip().splitlines()[-1:]}), flush=True)
+        try:
+            data = in_fresh_process(__file__, ["--child", fig, "--repeat", args.repeat])
+        except FigureFailed as exc:
+            print(json.dumps({"bench": fig, "error": [str(exc)]}), flush=True)
             continue
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-        line = {"bench": fig, "seconds": round(data.pop("seconds"), 3), "peak_mb": round(data.pop("peak_mb"), 1)}
-        line.update(data)
-        print(json.dumps(line), flush=True)
+        print(json.dumps(figure_line(fig, data)), flush=True)
 
 
 if __name__ == "__main__":
