@@ -4,19 +4,52 @@ An attack is built from its validated parameters, says whether it :meth:`~Attack
 view, and :meth:`~Attack.run` returns an :class:`AttackResult`: the headline numbers under the papers' names
 (``summary``), whether they are exact, the witness of the worst case, and per-target rows.  Attacks see a
 :class:`multirelease.sequence.SequenceView` only - never the truth behind a release.
+
+Intervals (DESIGN.md, "Verdicts over intervals"): a metric is either *proven* (a value) or known to lie in a
+:class:`Bound` ``[lower, upper]`` (either side may be open) with the reason it is not a value
+(``time_limit``, ``budget``, ``sampled``, ``lp_bound``).  When a result is not ``exact``, a summary metric
+without a bound is proven only if the attack lists it in ``proven``; any other is judged as wholly unknown
+(open on both sides), so an attack that forgets a bound can make a verdict UNKNOWN, never wrong.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Protocol, runtime_checkable
 
 from multirelease.params import validate_params
 from multirelease.sequence import SequenceView
 
-__all__ = ["Attack", "AttackBase", "AttackResult", "Progress"]
+__all__ = ["Attack", "AttackBase", "AttackResult", "Bound", "Progress", "REASONS"]
 
 #: progress callback: ``progress(done, total, description)``
 Progress = Callable[[int, int, str], None]
+
+#: why a metric is an interval and not a value
+REASONS = ("time_limit", "budget", "sampled", "lp_bound")
+
+
+class Bound(NamedTuple):
+    """``lower <= metric <= upper`` (``None``: open on that side), proven; ``reason`` says why it is not a
+    value (one of :data:`REASONS`) and ``detail`` how (``"budget 2 s"``)."""
+
+    lower: float | None
+    upper: float | None
+    reason: str = "budget"
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        out = {"lower": _num(self.lower), "upper": _num(self.upper), "reason": self.reason}
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+def _as_bound(value: Any, reason: str) -> Bound:
+    if isinstance(value, Bound):
+        return value
+    lo, hi = value[0], value[1]
+    return Bound(None if lo is None else lo, None if hi is None else hi,
+                 value[2] if len(value) > 2 else reason, value[3] if len(value) > 3 else "")
 
 
 @dataclass(frozen=True)
@@ -24,9 +57,11 @@ class AttackResult:
     """What an attack found.
 
     ``summary`` maps metric names (``FA``, ``max_breach``, ``k``...) to numbers.  When ``exact`` is false,
-    ``bounds`` gives, for each metric that is not known exactly, the interval ``(low, high)`` it is known to
-    lie in (an estimate is labelled as one, with its interval); certification decides only on what the
-    interval settles.
+    ``bounds`` gives, for each metric that is not known exactly, the :class:`Bound` it is known to lie in
+    (plain ``(low, high)`` tuples are accepted and get ``reason``); ``proven`` names the summary metrics that
+    are exact all the same (counts of targets, ...).  ``summary`` may still hold an estimate of a bounded
+    metric: the report shows it labelled as one, and the judge never reads it.  ``stats`` holds the engine's
+    own figures (solves, processes, seconds) for benchmarks; attacks keep no state of their own.
     """
 
     attack: str
@@ -34,16 +69,39 @@ class AttackResult:
     exact: bool = True
     worst: Mapping[str, Any] = field(default_factory=dict)
     targets: tuple = ()
-    bounds: Mapping[str, tuple] = field(default_factory=dict)
+    bounds: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple = ()
+    proven: tuple = ()
+    reason: str = "budget"
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds", {k: _as_bound(v, self.reason) for k, v in dict(self.bounds).items()})
+
+    def is_proven(self, metric: str) -> bool:
+        """Is ``summary[metric]`` a proven value (not an estimate, not one side of an interval)?"""
+        if metric in self.bounds or metric not in self.summary:
+            return False
+        return bool(self.exact) or metric in self.proven
+
+    def bound(self, metric: str) -> Bound:
+        """The proven interval of a metric: a point when proven, its bound, else open on both sides."""
+        if self.is_proven(metric):
+            v = float(self.summary[metric])
+            return Bound(v, v, "", "")
+        if metric in self.bounds:
+            return self.bounds[metric]
+        return Bound(None, None, self.reason, "not proven")
 
     def interval(self, metric: str) -> tuple[float, float]:
-        """The interval the metric is known to lie in (a point when exact)."""
-        if metric in self.bounds:
-            lo, hi = self.bounds[metric]
-            return float(lo), float(hi)
-        v = float(self.summary[metric])
-        return v, v
+        """``(low, high)`` with infinities for open sides (what the judge reads)."""
+        b = self.bound(metric)
+        return (float("-inf") if b.lower is None else float(b.lower),
+                float("inf") if b.upper is None else float(b.upper))
+
+    def reported_metrics(self) -> list[str]:
+        names = list(self.summary)
+        return names + [m for m in self.bounds if m not in self.summary]
 
     def witness(self, metric: str) -> Any:
         """The witness of one metric: ``worst[metric]`` when the attack keys its witnesses by metric (or by
@@ -55,10 +113,17 @@ class AttackResult:
         return worst
 
     def to_json(self) -> dict:
-        out = {"summary": {k: _num(v) for k, v in self.summary.items()}, "exact": bool(self.exact),
-               "worst": dict(self.worst), "targets": list(self.targets)}
-        if self.bounds:
-            out["bounds"] = {k: [_num(a), _num(b)] for k, (a, b) in self.bounds.items()}
+        """The report's form: ``summary`` holds proven values only, ``bounds`` the rest (with their reason),
+        ``estimates`` the labelled point estimates of bounded metrics."""
+        proven = {k: _num(v) for k, v in self.summary.items() if self.is_proven(k)}
+        out: dict[str, Any] = {"summary": proven, "exact": bool(self.exact), "worst": dict(self.worst),
+                               "targets": list(self.targets)}
+        bounds = {m: self.bound(m).to_json() for m in self.reported_metrics() if not self.is_proven(m)}
+        if bounds:
+            out["bounds"] = bounds
+            estimates = {k: _num(v) for k, v in self.summary.items() if k in bounds}
+            if estimates:
+                out["estimates"] = estimates
         if self.notes:
             out["notes"] = list(self.notes)
         return out

@@ -393,6 +393,6 @@ def judge(expectations, results: Mapping[str, Any], release_metrics: list) -> li
             judged.append((e, None, None))
             continue
         low, high = res.interval(e.metric)
-        value = res.summary.get(e.metric, (low + high) / 2)
+        value = res.summary[e.metric] if res.is_proven(e.metric) else None
         judged.append((e, value, e.judge(low, high)))
     return judged
