@@ -31,7 +31,7 @@ SCENARIO = ROOT / "scenarios" / "barbosa_adult_bpg.yaml"
 def adult_stream(r: int, seed: int = 11, initial: int = 10_000, releases: int | None = None):
     """``(schema, first snapshot, changes by release index, number of releases)`` of the replacement stream."""
     from multirelease.dynamics import generate_stream
-    from multirelease.scenario import load_scenario, load_yaml
+    from multirelease.pipeline import load_scenario, load_yaml
     from multirelease.table import read_table
 
     sc = load_scenario(SCENARIO)  # its ``data`` is the stream's first snapshot: read the whole pool again

@@ -26,7 +26,7 @@ FIGURES = ("load_adult", "mondrian_adult_k10_l5", "linking_checks_adult", "scena
 
 
 def _load():
-    from multirelease.scenario import load_scenario
+    from multirelease.pipeline import load_scenario
 
     return load_scenario(SCENARIO)
 
@@ -63,7 +63,7 @@ def one(figure: str, repeat: int) -> dict:
             times.append(time.perf_counter() - t0)
     elif figure == "scenario_adult_mondrian_in_process":
         from multirelease.report import build_report
-        from multirelease.scenario import run_scenario
+        from multirelease.pipeline import run_scenario
 
         for _ in range(repeat):
             t0 = time.perf_counter()

@@ -145,7 +145,7 @@ def fig_linkability_two_releases_2000(repeat: int) -> dict:
 def _shmueli_tassa_adult():
     """The Adult table and the ten releases of ``scenarios/shmueli_tassa_adult.yaml`` (l = 5, p = 100)."""
     sys.path.insert(0, str(ROOT))
-    from multirelease.scenario import load_scenario
+    from multirelease.pipeline import load_scenario
 
     sc = load_scenario(ROOT / "scenarios" / "shmueli_tassa_adult.yaml")
     sc.data.qi_codes

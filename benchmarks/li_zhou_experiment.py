@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from multirelease.scenario import load_scenario_document, load_yaml, run_scenario  # noqa: E402
+from multirelease.pipeline import load_scenario_document, load_yaml, run_scenario  # noqa: E402
 
 SCENARIO = ROOT / "scenarios" / "adult_updates_m_distinct.yaml"
 

@@ -35,7 +35,7 @@ SCENARIOS = {"sequential": ROOT / "scenarios" / "shmueli_tassa_adult.yaml",
 
 def run_algorithm(label: str, path: Path) -> list[dict]:
     from multirelease.metrics import loss_metric
-    from multirelease.scenario import load_scenario
+    from multirelease.pipeline import load_scenario
 
     sc = load_scenario(path)
     table = sc.data

@@ -1,6 +1,7 @@
-"""The ``multirelease`` command line: ``run``, ``certify``, ``publish``.
+"""The ``multirelease`` command line: ``run``, ``certify``, ``publish`` - thin front ends over one pipeline
+(:mod:`multirelease.pipeline`).
 
-Exit codes (DESIGN.md): 0 everything held / PASS, 1 an expectation or requirement failed / FAIL,
+Exit codes (DESIGN.md): 0 everything held / PASS / nothing was checked (verdict ``none``), 1 an expectation or requirement failed / FAIL,
 2 bad input (one line naming the file, the key and the problem; no traceback), 3 UNKNOWN.
 """
 from __future__ import annotations
@@ -70,113 +71,112 @@ def _check_targets(json_path: str | None = None, out: Path | None = None) -> Non
         raise InputError("exists and is not a directory", file=str(out), key="--out")
 
 
-def write_releases(sequence, out: Path, states: list | None = None) -> list[Path]:
-    """Write ``release_<i>.csv`` (and ``counterfeits_<i>.csv``) for every release, each file atomically."""
+def write_releases(sequence, out: Path) -> list[Path]:
+    """Write ``release_<i>.csv`` (and ``counterfeits_<i>.csv``) for every release: all files are written to a
+    temporary folder beside ``out`` first, then moved in, so a failure leaves no half-written file."""
+    import io
+    import shutil
+
     from .release import write_counterfeits_csv
 
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    frames = [(i, r.to_frame(), r.counterfeits) for i, r in enumerate(sequence.releases, 1)]
-    for i, frame, cf in frames:
-        _write_text_atomic(out / f"release_{i}.csv", frame.to_csv(index=False))
-        written.append(out / f"release_{i}.csv")
-        if cf:
-            import io
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    try:
+        names = []
+        for i, release in enumerate(sequence.releases, 1):
+            (tmp / f"release_{i}.csv").write_text(release.to_frame().to_csv(index=False), encoding="utf-8")
+            names.append(f"release_{i}.csv")
+            if release.counterfeits:
+                buf = io.StringIO()
+                write_counterfeits_csv(release.counterfeits, buf)
+                (tmp / f"counterfeits_{i}.csv").write_text(buf.getvalue(), encoding="utf-8")
+                names.append(f"counterfeits_{i}.csv")
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            os.replace(tmp / name, out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [out / n for n in names]
 
-            buf = io.StringIO()
-            write_counterfeits_csv(cf, buf)
-            _write_text_atomic(out / f"counterfeits_{i}.csv", buf.getvalue())
-            written.append(out / f"counterfeits_{i}.csv")
-    return written
+
+_TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the data) or 'regions' (every target " \
+                "the published regions allow); default population when there is data"
+
+
+def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None) -> None:
+    """Report one pass of the pipeline (terminal, JSON, release files) and exit with its verdict's code."""
+    from .report import build_report, render_terminal
+
+    report = build_report(run)
+    if not quiet and json_path != "-":
+        render_terminal(report, out_console, run.timings, json_path=json_path)
+    if out is not None:
+        write_releases(run.sequence, out)
+    if json_path:
+        _emit_json(report, json_path)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command()
 def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON report here ('-': stdout)"),
         out: Optional[Path] = typer.Option(None, "--out", help="write every release as release_<i>.csv here"),
+        targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables")) -> None:
     """Run a scenario: publish or read its releases, attack them, judge its expectations."""
-    from .report import build_report, render_terminal
-    from .scenario import load_scenario, run_scenario
+    from . import pipeline
+    from .scenario import TARGETS
 
     _check_targets(json_path, out)
-    sc = load_scenario(scenario)
+    if targets is not None and targets not in TARGETS:
+        raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
+    sc = pipeline.load_scenario(scenario)
+    if targets is not None:
+        if targets == "population" and sc.data is None and any(s.snapshot is None for s in sc.steps):
+            raise InputError("targets: population needs the population: give 'data'", file=str(scenario),
+                             key="--targets")
+        sc.targets = targets
     with progress_bar() as bar:
-        result = run_scenario(sc, progress=bar)
-    report = build_report(result)
-    if not quiet and json_path != "-":
-        render_terminal(report, out_console, result.timings)
-    if out is not None:
-        write_releases(result.sequence, out)
-    if json_path:
-        _emit_json(report, json_path)
-    raise typer.Exit(EXIT[report["verdict"]])
+        result = pipeline.run_scenario(sc, progress=bar)
+    _finish(result, json_path, quiet, out)
 
 
 @app.command()
-def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and optionally data, adversary, "
-                                                  "attacks, expect)"),
+def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and optionally data, dynamics, "
+                                                  "adversary, attacks, expect, targets)"),
             releases: Optional[List[Path]] = typer.Argument(None, help="release CSV files, in publication order"),
             require: Optional[List[str]] = typer.Option(None, "--require", "-r",
                                                         help="'<attack>.<metric> <op> <number>' (repeatable)"),
             attack: Optional[List[str]] = typer.Option(None, "--attack", "-a", help="run only these attacks"),
-            json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON verdict here ('-': stdout)"),
+            targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
+            json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON report here ('-': stdout)"),
+            quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
             ) -> None:
-    """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3)."""
-    from .certify import certify as do_certify
-    from .report import _fmt
+    """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
+    when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
+    from . import pipeline
 
     _check_targets(json_path)
+    sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
+                               targets=targets)
     with progress_bar() as bar:
-        cert = do_certify(spec, releases or [], requires=require or [], attack_names=attack or [], progress=bar)
-    doc = cert.to_json()
-    if json_path != "-":
-        from rich.table import Table as RichTable
-
-        t = RichTable(title="requirements", title_justify="left")
-        for col in ("requirement", "value", "exact", "holds"):
-            t.add_column(col)
-        for r in doc["requirements"]:
-            mark = {True: "[green]yes[/green]", False: "[red]NO[/red]", None: "[yellow]unknown[/yellow]"}[r["holds"]]
-            t.add_row(r["require"], _fmt(r["value"]), "yes" if r["exact"] else "no", mark)
-        out_console.print(t)
-        for r in doc["requirements"]:
-            if r["holds"] is False and r.get("witness"):
-                out_console.print(f"witness for '{r['require']}': {_brief(r['witness'], json_path)}")
-        colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[doc["verdict"]]
-        out_console.print(f"verdict: [bold {colour}]{doc['verdict'].upper()}[/bold {colour}]")
-    if json_path:
-        _emit_json(doc, json_path)
-    raise typer.Exit(cert.exit_code)
-
-
-def _brief(witness: Any, json_path: str | None, limit: int = 2000) -> str:
-    """A witness for the terminal: whole when short, else its scalar fields and where the rest is (a
-    correspondence witness on Adult is a whole generator of thousands of buddy groups)."""
-    text = json.dumps(witness, default=str)
-    if len(text) <= limit or not isinstance(witness, dict):
-        return text
-    short = {k: v for k, v in witness.items() if isinstance(v, (str, int, float, bool)) or
-             (isinstance(v, dict) and len(json.dumps(v, default=str)) <= 300)}
-    rest = "in the --json report" if json_path else "with --json PATH"
-    return f"{json.dumps(short, default=str)} (+ {', '.join(k for k in witness if k not in short)}: {rest})"
+        result = pipeline.run_scenario(sc, progress=bar)
+    _finish(result, json_path, quiet)
 
 
 @app.command()
 def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
-            out: Path = typer.Option(..., "--out", help="directory for release_<i>.csv and state_<i>.json")) -> None:
-    """Publish a scenario's releases (no attacks): release files plus each publisher's serialized state."""
-    from .scenario import load_scenario, run_scenario
+            out: Path = typer.Option(..., "--out", help="directory for release_<i>.csv (and counterfeits_<i>.csv)"),
+            ) -> None:
+    """Publish a scenario's releases (no attacks): release files and counterfeit statistics only - never the
+    publishers' state, ids or maps, which stay with the data holder."""
+    from . import pipeline
 
     _check_targets(out=out)
-    sc = load_scenario(scenario)
-    sc.attacks = []
-    sc.expect = []
+    sc = pipeline.load_scenario(scenario)
     with progress_bar() as bar:
-        result = run_scenario(sc, progress=bar)
+        result = pipeline.run_scenario(sc, progress=bar, attack=False)
     written = write_releases(result.sequence, out)
-    for i, state in enumerate(result.states, 1):
-        _write_text_atomic(out / f"state_{i}.json", json.dumps(state, sort_keys=True, indent=1) + "\n")
     out_console.print(f"wrote {len(written)} files to {out}")
 
 

@@ -93,16 +93,19 @@ def parse_expectation(text: object, *, file: str | None = None, key: str | None 
                        number=number)
 
 
-#: exit codes of the contract for each verdict
-EXIT_CODES = {"pass": 0, "fail": 1, "unknown": 3}
+#: exit codes of the contract for each verdict (``none``: nothing was checked)
+EXIT_CODES = {"pass": 0, "fail": 1, "unknown": 3, "none": 0}
 
 
 def verdict_of(judged) -> str:
-    """``fail`` if any judged expectation fails, else ``unknown`` if any is unsettled, else ``pass``.
+    """``fail`` if any judged expectation fails, else ``unknown`` if any is unsettled, else ``pass``;
+    ``none`` when there was nothing to judge (never PASS without a check).
 
-    ``judged`` holds ``(expectation, value, holds)`` triples with ``holds`` in ``True / False / None``.
+    ``judged`` holds judgements whose third field ``holds`` is ``True / False / None``.
     """
-    holds = [h for _, _, h in judged]
+    holds = [j[2] for j in judged]
+    if not holds:
+        return "none"
     if any(h is False for h in holds):
         return "fail"
     if any(h is None for h in holds):

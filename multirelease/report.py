@@ -77,15 +77,34 @@ def _clean(v: Any) -> Any:
 
 
 def build_report(run) -> dict:
-    """The contract's JSON report of a :class:`~multirelease.scenario.ScenarioRun`."""
+    """The contract's JSON report of one pass of the pipeline (:class:`~multirelease.pipeline.ScenarioRun`);
+    ``run`` and ``certify`` write the same document.
+
+    Each expectation carries its proven ``value`` (``None`` when the metric is only known to lie in an
+    interval, then ``lower`` / ``upper`` / ``reason`` say which and why), whether it ``holds``, where it came
+    from, and - when it fails - the witness of its metric.  ``targets`` says who the attacks judged.
+    """
     releases = []
     for i, (release, metrics) in enumerate(zip(run.sequence.releases, run.release_metrics), 1):
         releases.append({"index": i, "records": len(release), "classes": release.n_classes,
                          "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}})
     attacks = {name: res.to_json() for name, res in run.results.items()}
-    expectations = [{"expect": e.text, "value": value, "holds": holds} for e, value, holds in run.judged]
+    expectations = []
+    for j in run.judged:
+        item: dict[str, Any] = {"expect": j.expectation.text, "value": j.value, "holds": j.holds,
+                                "exact": j.value is not None}
+        if j.value is None:
+            item.update({"lower": j.lower, "upper": j.upper, "reason": j.reason})
+            if j.detail:
+                item["detail"] = j.detail
+        if j.source != "expect":
+            item["source"] = j.source
+        subject = j.expectation.subject
+        if j.holds is False and subject in run.results:
+            item["witness"] = run.results[subject].witness(j.expectation.metric)
+        expectations.append(item)
     return _clean({"scenario": run.scenario.name, "releases": releases, "attacks": attacks,
-                   "expectations": expectations, "verdict": run.verdict})
+                   "expectations": expectations, "verdict": run.verdict, "targets": run.targets})
 
 
 def dumps(report: Mapping) -> str:
@@ -107,8 +126,28 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def render_terminal(report: Mapping, console, timings: Mapping[str, float] | None = None) -> None:
-    """Print the report as rich tables: releases, attacks, expectations, verdict."""
+def interval_text(metric: str, bound: Mapping) -> str:
+    """``24,043 <= cracked <= 30,162 (stopped: budget 2 s)`` - a metric known only to lie in an interval."""
+    lo, hi = bound.get("lower"), bound.get("upper")
+    text = metric
+    if lo is not None:
+        text = f"{_fmt(lo)} <= {text}"
+    if hi is not None:
+        text = f"{text} <= {_fmt(hi)}"
+    if lo is None and hi is None:
+        text = f"{metric} unknown"
+    why = bound.get("detail") or bound.get("reason") or ""
+    label = "estimated" if bound.get("reason") == "sampled" else "stopped"
+    return f"{text} ({label}: {why})" if why else text
+
+
+VERDICT_WORDS = {"pass": ("green", "PASS"), "fail": ("red", "FAIL"), "unknown": ("yellow", "UNKNOWN"),
+                 "none": ("cyan", "NONE (nothing was checked)")}
+
+
+def render_terminal(report: Mapping, console, timings: Mapping[str, float] | None = None, *,
+                    json_path: str | None = None) -> None:
+    """Print the report as rich tables: releases, attacks, expectations, witnesses of failures, verdict."""
     from rich.table import Table as RichTable
 
     console.print(f"[bold]{report['scenario']}[/bold]")
@@ -135,19 +174,38 @@ def render_terminal(report: Mapping, console, timings: Mapping[str, float] | Non
         for name, res in report["attacks"].items():
             bounds = res.get("bounds", {})
             for metric, value in res["summary"].items():
-                shown = _fmt(value)
-                if metric in bounds:
-                    lo, hi = bounds[metric]
-                    shown = f"~{_fmt(value)} in [{_fmt(lo)}, {_fmt(hi)}] (estimate)"
-                a.add_row(name, metric, shown, "yes" if res["exact"] and metric not in bounds else "no")
+                a.add_row(name, metric, _fmt(value), "yes")
+            for metric, bound in bounds.items():
+                shown = interval_text(metric, bound)
+                if metric in res.get("estimates", {}):
+                    shown += f", estimate {_fmt(res['estimates'][metric])}"
+                a.add_row(name, metric, shown, "no")
         console.print(a)
     if report["expectations"]:
-        e = RichTable(title="expectations", title_justify="left")
-        for col in ("expect", "value", "holds"):
+        e = RichTable(title="requirements", title_justify="left")
+        for col in ("requirement", "value", "holds"):
             e.add_column(col)
         for x in report["expectations"]:
             mark = {True: "[green]yes[/green]", False: "[red]NO[/red]", None: "[yellow]unknown[/yellow]"}[x["holds"]]
-            e.add_row(x["expect"], _fmt(x["value"]), mark)
+            metric = x["expect"].split(" ")[0].split(".", 1)[-1]
+            shown = _fmt(x["value"]) if x["value"] is not None else interval_text(metric, x)
+            e.add_row(x["expect"], shown, mark)
         console.print(e)
-    colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[report["verdict"]]
-    console.print(f"verdict: [bold {colour}]{report['verdict'].upper()}[/bold {colour}]")
+        for x in report["expectations"]:
+            if x["holds"] is False and x.get("witness"):
+                console.print(f"witness for '{x['expect']}': {brief_witness(x['witness'], json_path)}",
+                              markup=False, highlight=False)
+    colour, word = VERDICT_WORDS[report["verdict"]]
+    console.print(f"verdict: [bold {colour}]{word}[/bold {colour}] (targets: {report.get('targets', '-')})")
+
+
+def brief_witness(witness: Any, json_path: str | None, limit: int = 2000) -> str:
+    """A witness for the terminal: whole when short, else its scalar fields and where the rest is (a
+    correspondence witness on Adult is a whole generator of thousands of buddy groups)."""
+    text = json.dumps(witness, default=str)
+    if len(text) <= limit or not isinstance(witness, dict):
+        return text
+    short = {k: v for k, v in witness.items() if isinstance(v, (str, int, float, bool)) or
+             (isinstance(v, dict) and len(json.dumps(v, default=str)) <= 300)}
+    rest = "in the --json report" if json_path else "with --json PATH"
+    return f"{json.dumps(short, default=str)} (+ {', '.join(k for k in witness if k not in short)}: {rest})"

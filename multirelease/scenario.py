@@ -1,32 +1,36 @@
-"""YAML scenarios: loading (everything validated before anything runs) and running.
+"""YAML scenarios: parsing and validating the document (nothing runs, no publisher or attack is built).
 
 Top-level keys (DESIGN.md): ``name``, ``description``, ``seed``, ``schema``, ``data``, ``dynamics``,
-``transitions``, ``releases``, ``adversary``, ``attacks``, ``expect``.  Paths are relative to the scenario
-file.  :func:`load_scenario` raises :class:`~multirelease.errors.InputError` naming the file, the key and the
-problem; :func:`run_scenario` then publishes / reads every release, runs every attack on what the adversary
-sees, and judges the expectations.
+``transitions``, ``releases``, ``adversary``, ``attacks``, ``expect``, ``targets``.  Paths are relative to
+the scenario file.  :func:`parse_scenario` raises :class:`~multirelease.errors.InputError` naming the file,
+the key and the problem.  Publishers and attacks are named here with their raw parameters; the pipeline
+(:mod:`multirelease.pipeline`, the one module that imports the ``publishers`` and ``attacks`` registries)
+builds them, publishes or reads every release, attacks and judges.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 import yaml
 
 from .errors import InputError
-from .expect import Expectation, parse_expectation, verdict_of
-from .release import Release, ReleaseTruth, counterfeits_from_frame, read_release_csv, release_from_frame
+from .expect import Expectation
+from .release import Release, counterfeits_from_frame, read_release_csv, release_from_frame
 from .schema import Schema
-from .sequence import Adversary, ReleaseSequence
+from .sequence import Adversary
 from .table import Change, Table, read_table
 
-__all__ = ["Scenario", "ReleaseStep", "load_scenario", "load_scenario_document", "load_yaml", "run_scenario", "ScenarioRun", "TOP_KEYS"]
+__all__ = ["Scenario", "ReleaseStep", "AttackSpec", "parse_scenario", "load_yaml", "TOP_KEYS", "TARGETS"]
 
 TOP_KEYS = ("name", "description", "seed", "schema", "data", "dynamics", "transitions", "releases", "adversary",
-            "attacks", "expect")
+            "attacks", "expect", "targets")
+#: who an attack judges: the individuals of the data (``population``) or every target the published regions
+#: allow (``regions``; Fung et al.'s BCF-anonymity is defined over these)
+TARGETS = ("population", "regions")
 
 
 @dataclass(eq=False)
@@ -34,11 +38,22 @@ class ReleaseStep:
     """One item of ``releases``: a publisher to run, or a release given as published."""
 
     index: int
-    publisher: Any = None  # a publishers.PublisherBase
+    publisher: Any = None  # a publishers.PublisherBase, built by the pipeline
     publisher_name: str | None = None
+    params: dict = field(default_factory=dict)  # the publisher's raw parameters
     attributes: tuple[str, ...] | None = None
     given: Release | None = None
     snapshot: Table | None = None
+    key: str = ""
+
+
+@dataclass(eq=False)
+class AttackSpec:
+    """One item of ``attacks``: a registered name and its raw parameters (the pipeline builds the attack)."""
+
+    name: str
+    params: dict
+    key: str
 
 
 @dataclass(eq=False)
@@ -53,8 +68,13 @@ class Scenario:
     transitions: Any  # a multirelease.transitions.TransitionModel, or None
     steps: list[ReleaseStep]
     adversary: Adversary
-    attacks: list[tuple[str, Any]]
-    expect: list[Expectation]
+    attack_specs: list[AttackSpec]
+    expect_lines: list[tuple[str, str]]  # (line, key)
+    targets: str | None = None  # explicit ``targets``; None: population when there is data, else regions
+    attacks: list[tuple[str, Any]] = field(default_factory=list)  # built by the pipeline
+    expect: list[Expectation] = field(default_factory=list)  # parsed and validated by the pipeline
+    expect_sources: list[str] = field(default_factory=list)  # "expect" | "require", one per expect
+    all_applicable: bool = False  # certify with no attack named: every registered attack that applies
 
     @property
     def source(self) -> str:
@@ -80,17 +100,13 @@ def load_yaml(path: str | Path) -> tuple[dict, Path]:
     return doc, path.resolve().parent
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate a scenario file (nothing runs yet)."""
-    doc, base = load_yaml(path)
-    return load_scenario_document(doc, base=base, path=Path(path))
+def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
+    """Validate a scenario mapping read from ``path`` (relative paths resolve against ``base``).
 
-
-def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
-    """Validate a scenario mapping read from ``path`` (relative paths resolve against ``base``)."""
-    from attacks import ATTACKS
-    from publishers import PUBLISHERS
-
+    Everything that needs no registry is checked here: keys, schema, data, releases given as published,
+    dynamics (each change against the table it will meet), transitions, adversary, targets.  Publisher and
+    attack names and parameters are checked when the pipeline builds them, still before anything runs.
+    """
     source = str(path)
     for key in doc:
         if key not in TOP_KEYS:
@@ -104,21 +120,20 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     data = None
     if doc.get("data") is not None:
         data = read_table(schema, doc["data"], base=base, source=source, key="data")
+    targets = doc.get("targets")
+    if targets is not None and targets not in TARGETS:
+        raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", file=source, key="targets")
+    if targets == "population" and data is None:
+        raise InputError("targets: population needs the population: give 'data'", file=source, key="targets")
 
     releases = doc.get("releases")
     if not isinstance(releases, list) or not releases:
         raise InputError("releases must be a non-empty list", file=source, key="releases")
-    steps = []
-    for i, item in enumerate(releases, 1):
-        steps.append(_load_step(i, item, schema, data, base, source, PUBLISHERS))
+    steps = [_load_step(i, item, schema, data, base, source) for i, item in enumerate(releases, 1)]
 
     from .transitions import load_transitions
 
     transitions = load_transitions(doc.get("transitions"), schema, source=source)
-    for step in steps:  # publishers that need the public update model (m-Distinct) get the scenario's
-        bind = getattr(step.publisher, "bind_transitions", None)
-        if bind is not None:
-            bind(transitions)
     dyn_spec = doc.get("dynamics")
     if isinstance(dyn_spec, Mapping) and "stream" in dyn_spec:
         data, dynamics = _load_stream(dyn_spec, schema, data, len(steps), transitions, seed, source)
@@ -129,7 +144,7 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
         table = table.apply(change)
     adversary = Adversary.from_mapping(doc.get("adversary"), source=source)
 
-    attacks: list[tuple[str, Any]] = []
+    specs: list[AttackSpec] = []
     spec = doc.get("attacks") or []
     if not isinstance(spec, list):
         raise InputError("attacks must be a list of {name: {params}}", file=source, key="attacks")
@@ -142,51 +157,21 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
             params = params or {}
         else:
             raise InputError("each attack is a name or {name: {params}}", file=source, key=key)
-        if name not in ATTACKS:
-            raise InputError(f"unknown attack '{name}' (known: {', '.join(sorted(ATTACKS))})", file=source, key=key)
         if not isinstance(params, Mapping):
             raise InputError("attack parameters must be a mapping", file=source, key=f"{key}.{name}")
-        attacks.append((name, ATTACKS[name](_file=source, _key=f"{key}.{name}", **params)))
+        specs.append(AttackSpec(name=str(name), params=dict(params), key=f"{key}.{name}"))
 
-    expect = []
     lines = doc.get("expect") or []
     if not isinstance(lines, list):
         raise InputError("expect must be a list of strings", file=source, key="expect")
-    attack_names = {n for n, _ in attacks}
-    for j, line in enumerate(lines):
-        e = parse_expectation(line, file=source, key=f"expect[{j}]")
-        validate_expectation(e, dict(attacks), len(steps), file=source, key=f"expect[{j}]")
-        expect.append(e)
-    del attack_names
-
     name = doc.get("name") or Path(path).stem
     return Scenario(path=Path(path), name=str(name), description=str(doc.get("description") or ""), seed=seed,
                     schema=schema, data=data, dynamics=dynamics, transitions=transitions, steps=steps,
-                    adversary=adversary, attacks=attacks, expect=expect)
+                    adversary=adversary, attack_specs=specs,
+                    expect_lines=[(line, f"expect[{j}]") for j, line in enumerate(lines)], targets=targets)
 
 
-def validate_expectation(e: Expectation, attacks: Mapping[str, Any], n_releases: int, *, file: str | None,
-                         key: str | None) -> None:
-    """An expectation must name an attack of the scenario and one of its metrics, or a release metric."""
-    from .report import RELEASE_METRICS
-
-    if e.subject == "release":
-        if not 1 <= e.index <= n_releases:
-            raise InputError(f"'{e.text}': there is no release {e.index} (1..{n_releases})", file=file, key=key)
-        if e.metric not in RELEASE_METRICS:
-            raise InputError(f"'{e.text}': unknown release metric '{e.metric}' "
-                             f"(known: {', '.join(RELEASE_METRICS)})", file=file, key=key)
-        return
-    if e.subject not in attacks:
-        raise InputError(f"'{e.text}': attack '{e.subject}' is not run by this scenario", file=file, key=key)
-    metrics = getattr(attacks[e.subject], "metrics", ())
-    if metrics and e.metric not in metrics:
-        raise InputError(f"'{e.text}': {e.subject} has no metric '{e.metric}' (known: {', '.join(metrics)})",
-                         file=file, key=key)
-
-
-def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str,
-               publishers: Mapping[str, Any]) -> ReleaseStep:
+def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str) -> ReleaseStep:
     key = f"releases[{i - 1}]"
     if not isinstance(item, Mapping):
         raise InputError("each release is {publisher: name, ...} or {file: path} or {rows: [...]}", file=source,
@@ -202,14 +187,13 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
             raise exc.located(file=source, key=f"{key}.attributes") from None
     if "publisher" in item:
         name = item["publisher"]
-        if not isinstance(name, str) or name not in publishers:
-            raise InputError(f"unknown publisher '{name}' (known: {', '.join(sorted(publishers))})", file=source,
+        if not isinstance(name, str):
+            raise InputError(f"unknown publisher {name!r} (a publisher is named by a string)", file=source,
                              key=f"{key}.publisher")
         params = {k: v for k, v in item.items() if k not in ("publisher", "attributes")}
-        publisher = publishers[name](_file=source, _key=key, **params)
         if data is None:
             raise InputError("a published release needs the raw table: give 'data'", file=source, key=key)
-        return ReleaseStep(index=i, publisher=publisher, publisher_name=name, attributes=attributes)
+        return ReleaseStep(index=i, publisher_name=name, params=params, attributes=attributes, key=key)
     allowed = {"file", "rows", "counterfeits", "snapshot", "separator"}
     unknown = set(item) - allowed - {"attributes"}
     if unknown:
@@ -245,7 +229,7 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
     snapshot = None
     if "snapshot" in item:
         snapshot = read_table(schema, item["snapshot"], base=base, source=source, key=f"{key}.snapshot")
-    return ReleaseStep(index=i, given=release, snapshot=snapshot)
+    return ReleaseStep(index=i, given=release, snapshot=snapshot, key=key)
 
 
 def _load_counterfeits(spec: Any, base: Path, source: str, key: str) -> dict[int, int]:
@@ -306,93 +290,3 @@ def _text(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
-
-
-# ---------------------------------------------------------------------- running
-@dataclass(eq=False)
-class ScenarioRun:
-    """Everything a run produced: the sequence (with its hidden truths), attack results, judged expectations."""
-
-    scenario: Scenario
-    sequence: ReleaseSequence
-    results: dict = field(default_factory=dict)
-    judged: list = field(default_factory=list)  # (Expectation, value, holds: bool | None)
-    timings: dict = field(default_factory=dict)
-    release_metrics: list = field(default_factory=list)
-    states: list = field(default_factory=list)  # each publisher's serialized state after each release
-
-    @property
-    def verdict(self) -> str:
-        return verdict_of(self.judged)
-
-
-Step = Callable[[str, int, int], None]
-
-
-def run_scenario(scenario: Scenario, progress: Step | None = None) -> ScenarioRun:
-    """Publish or read every release, run the attacks on the adversary's view, judge the expectations."""
-    import time
-
-    from .report import compute_release_metrics
-
-    notify = progress or (lambda *_: None)
-    seq = ReleaseSequence()
-    table = scenario.data
-    states: dict[str, dict] = {}
-    run = ScenarioRun(scenario=scenario, sequence=seq)
-    total = len(scenario.steps) + len(scenario.attacks)
-    for step in scenario.steps:
-        notify(f"release {step.index}", step.index - 1, total)
-        t0 = time.perf_counter()
-        change = scenario.dynamics.get(step.index)
-        if change is not None:
-            table = table.apply(change)
-        if step.publisher is not None:
-            rng = np.random.default_rng([scenario.seed, step.index])
-            name = step.publisher_name
-            try:
-                result = step.publisher.publish(table, attributes=step.attributes, state=states.get(name), rng=rng)
-            except InputError as exc:  # e.g. a principle the table cannot satisfy: name the release
-                raise exc.located(file=scenario.source, key=f"releases[{step.index - 1}]") from None
-            states[name] = result.state
-            run.states.append(result.state)
-            seq.append(result.release, result.truth, table)
-        else:
-            snap = step.snapshot if step.snapshot is not None else table
-            seq.append(step.given, None, snap)
-            run.states.append({})
-        run.timings[f"release {step.index}"] = time.perf_counter() - t0
-        run.release_metrics.append(compute_release_metrics(seq.releases[-1], seq.snapshots[-1]))
-    view = seq.view(scenario.adversary, scenario.transitions)
-    for j, (name, attack) in enumerate(scenario.attacks):
-        notify(f"attack {name}", len(scenario.steps) + j, total)
-        t0 = time.perf_counter()
-        try:
-            run.results[name] = attack.run(view)
-        except InputError as exc:
-            raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
-        run.timings[f"attack {name}"] = time.perf_counter() - t0
-    notify("done", total, total)
-    run.judged = judge(scenario.expect, run.results, run.release_metrics)
-    return run
-
-
-def judge(expectations, results: Mapping[str, Any], release_metrics: list) -> list:
-    """Judge each expectation on the interval its metric is known to lie in."""
-    judged = []
-    for e in expectations:
-        if e.subject == "release":
-            value = release_metrics[e.index - 1].get(e.metric)
-            if value is None:
-                judged.append((e, None, None))
-                continue
-            judged.append((e, value, e.judge(float(value), float(value))))
-            continue
-        res = results[e.subject]
-        if e.metric not in res.summary and e.metric not in res.bounds:
-            judged.append((e, None, None))
-            continue
-        low, high = res.interval(e.metric)
-        value = res.summary[e.metric] if res.is_proven(e.metric) else None
-        judged.append((e, value, e.judge(low, high)))
-    return judged

@@ -69,6 +69,9 @@ class SequenceView:
     adversary: Adversary = field(default_factory=Adversary)
     population: tuple[Table | None, ...] = ()
     transitions: Any = None
+    #: who the attacks judge: ``population`` (the individuals of the snapshots) or ``regions`` (every target
+    #: the published regions allow); the pipeline states it in every report
+    targets: str = "population"
 
     def __len__(self) -> int:
         return len(self.releases)
@@ -94,14 +97,18 @@ class ReleaseSequence:
     def __len__(self) -> int:
         return len(self.releases)
 
-    def view(self, adversary: Adversary, transitions: Any = None) -> SequenceView:
-        """What the adversary sees: the releases, and the public QIs of each snapshot if it knows them."""
+    def view(self, adversary: Adversary, transitions: Any = None, targets: str | None = None) -> SequenceView:
+        """What the adversary sees: the releases, and the public QIs of each snapshot if it knows them.
+
+        ``targets`` defaults to ``population`` when every snapshot is known, else ``regions``."""
         population: Sequence[Table | None]
         if adversary.quasi_identifiers == "none":
             population = [None] * len(self.snapshots)
         else:
             population = [None if s is None else _public_part(s) for s in self.snapshots]
-        return SequenceView(tuple(self.releases), adversary, tuple(population), transitions)
+        if targets is None:
+            targets = "population" if self.snapshots and all(s is not None for s in self.snapshots) else "regions"
+        return SequenceView(tuple(self.releases), adversary, tuple(population), transitions, targets)
 
 
 def _public_part(snapshot: Table) -> Table:

@@ -18,7 +18,7 @@ import attacks
 from attacks.base import AttackBase, AttackResult
 from multirelease.cli import main
 from multirelease.release import read_release_csv
-from multirelease.scenario import load_scenario
+from multirelease.pipeline import load_scenario
 
 DATA = Path(__file__).resolve().parent / "data"
 TINY = DATA / "tiny.yaml"
@@ -27,7 +27,7 @@ SPEC = DATA / "tiny_spec.yaml"
 GOOD_RELEASE = DATA / "tiny_release.csv"  # 4 classes of sizes 3, 4, 5, 4; l_distinct 3
 ADULT = Path(__file__).resolve().parents[1] / "scenarios" / "adult_mondrian.yaml"
 
-TOP_KEYS = ["scenario", "releases", "attacks", "expectations", "verdict"]
+TOP_KEYS = ["scenario", "releases", "attacks", "expectations", "verdict", "targets"]
 
 
 def cli(capsys, *argv) -> tuple[int, str, str]:
@@ -100,9 +100,13 @@ def test_run_exit_3_when_an_interval_straddles_the_threshold(capsys, tmp_path, f
     code, report = run_json(capsys, write_yaml(tmp_path, doc))
     assert code == 3
     assert report["verdict"] == "unknown"
-    assert report["expectations"] == [{"expect": "fake_bounds.x <= 0.5", "value": 0.5, "holds": None}]
+    # an interval is not a value: the expectation shows the interval and why it is one
+    assert report["expectations"] == [{"expect": "fake_bounds.x <= 0.5", "value": None, "holds": None,
+                                       "exact": False, "lower": 0.4, "upper": 0.6, "reason": "budget"}]
     assert report["attacks"]["fake_bounds"]["exact"] is False
-    assert report["attacks"]["fake_bounds"]["bounds"] == {"x": [0.4, 0.6]}
+    assert report["attacks"]["fake_bounds"]["summary"] == {}
+    assert report["attacks"]["fake_bounds"]["bounds"] == {"x": {"lower": 0.4, "upper": 0.6, "reason": "budget"}}
+    assert report["attacks"]["fake_bounds"]["estimates"] == {"x": 0.5}
 
 
 def test_run_inexact_but_settled_by_the_interval(capsys, tmp_path, fake_bounds):
@@ -152,10 +156,12 @@ def test_report_has_exactly_the_contract_keys_and_shapes(capsys):
     assert isinstance(linking["targets"], list) and linking["targets"][0]["release"] == 1
 
     assert report["expectations"] == [
-        {"expect": "linking.k >= 2", "value": linking["summary"]["k"], "holds": True},
-        {"expect": "linking.l_distinct >= 2", "value": linking["summary"]["l_distinct"], "holds": True},
-        {"expect": "release[1].records == 16", "value": 16, "holds": True},
+        {"expect": "linking.k >= 2", "value": linking["summary"]["k"], "holds": True, "exact": True},
+        {"expect": "linking.l_distinct >= 2", "value": linking["summary"]["l_distinct"], "holds": True,
+         "exact": True},
+        {"expect": "release[1].records == 16", "value": 16, "holds": True, "exact": True},
     ]
+    assert report["targets"] == "population"  # the scenario has data: its individuals are the targets
 
 
 def test_report_of_a_failing_scenario(capsys):
@@ -259,10 +265,11 @@ def test_certify_pass_json(capsys):
     assert code == 0
     doc = json.loads(out)
     assert doc["verdict"] == "pass"
-    assert doc["releases"] == [{"index": 1, "records": 16, "classes": 4}]
-    assert [(r["require"], r["value"], r["holds"], r["exact"]) for r in doc["requirements"]] == [
+    assert [(r["index"], r["records"], r["classes"]) for r in doc["releases"]] == [(1, 16, 4)]
+    assert doc["targets"] == "regions"  # a schema-only spec: every target the published regions allow
+    assert [(r["expect"], r["value"], r["holds"], r["exact"]) for r in doc["expectations"]] == [
         ("linking.k >= 2", 3, True, True), ("linking.l_distinct >= 3", 3, True, True)]
-    assert all("witness" not in r for r in doc["requirements"])
+    assert all("witness" not in r for r in doc["expectations"])
 
 
 def test_certify_fail_with_a_witness(capsys, tmp_path):
@@ -272,8 +279,8 @@ def test_certify_fail_with_a_witness(capsys, tmp_path):
     assert "verdict: FAIL" in out and "witness" in out
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["verdict"] == "fail"
-    (req,) = doc["requirements"]
-    assert (req["require"], req["value"], req["holds"], req["exact"]) == ("linking.k >= 4", 3, False, True)
+    (req,) = doc["expectations"]
+    assert (req["expect"], req["value"], req["holds"], req["exact"]) == ("linking.k >= 4", 3, False, True)
     witness = req["witness"]  # the class that attains k
     assert witness["release"] == 1 and witness["size"] == 3 and witness["group"] == 1
     assert witness["qi"] == {"age": "[20,29]", "country": "Europe"}
@@ -285,14 +292,14 @@ def test_certify_mixed_requirements_fail(capsys):
                        "--json", "-")
     assert code == 1
     doc = json.loads(out)
-    assert [r["holds"] for r in doc["requirements"]] == [True, False]
-    assert "witness" in doc["requirements"][1] and "witness" not in doc["requirements"][0]
+    assert [r["holds"] for r in doc["expectations"]] == [True, False]
+    assert "witness" in doc["expectations"][1] and "witness" not in doc["expectations"][0]
 
 
 def test_certify_release_metric_requirement(capsys):
     code, out, _ = cli(capsys, "certify", SPEC, GOOD_RELEASE, "-r", "release[1].records == 16", "--json", "-")
     assert code == 0
-    assert json.loads(out)["requirements"][0]["value"] == 16
+    assert json.loads(out)["expectations"][0]["value"] == 16
 
 
 def test_certify_unknown_when_bounds_straddle(capsys, fake_bounds):
@@ -300,10 +307,11 @@ def test_certify_unknown_when_bounds_straddle(capsys, fake_bounds):
     assert code == 3
     doc = json.loads(out)
     assert doc["verdict"] == "unknown"
-    (req,) = doc["requirements"]
-    assert req["holds"] is None and req["exact"] is False and req["value"] == 0.5
+    (req,) = doc["expectations"]
+    assert req["holds"] is None and req["exact"] is False and req["value"] is None
+    assert (req["lower"], req["upper"]) == (0.4, 0.6)
     assert "witness" not in req
-    assert doc["attacks"]["fake_bounds"]["bounds"] == {"x": [0.4, 0.6]}
+    assert doc["attacks"]["fake_bounds"]["bounds"] == {"x": {"lower": 0.4, "upper": 0.6, "reason": "budget"}}
 
 
 def test_certify_unknown_terminal(capsys, fake_bounds):
@@ -325,8 +333,8 @@ def test_certify_inexact_but_settled_by_the_interval(capsys, fake_bounds, requir
                       "--json", "-")
     doc = json.loads(out)
     assert (got, doc["verdict"]) == (code, verdict)
-    assert doc["requirements"][0]["holds"] is holds
-    assert doc["requirements"][0]["exact"] is False
+    assert doc["expectations"][0]["holds"] is holds
+    assert doc["expectations"][0]["exact"] is False
     assert list(doc["attacks"]) == ["fake_bounds"]
 
 
@@ -334,7 +342,7 @@ def test_certify_unknown_and_pass_is_unknown(capsys, fake_bounds):
     code, out, _ = cli(capsys, "certify", SPEC, GOOD_RELEASE, "-r", "linking.k >= 2", "-r", "fake_bounds.x < 0.5",
                        "--json", "-")
     assert code == 3
-    assert [r["holds"] for r in json.loads(out)["requirements"]] == [True, None]
+    assert [r["holds"] for r in json.loads(out)["expectations"]] == [True, None]
 
 
 def test_certify_uses_the_spec_expect_lines(capsys, tmp_path):
@@ -344,7 +352,7 @@ def test_certify_uses_the_spec_expect_lines(capsys, tmp_path):
     path = write_yaml(tmp_path, spec, "spec.yaml")
     code, out, _ = cli(capsys, "certify", path, GOOD_RELEASE, "--json", "-")
     assert code == 0
-    assert [r["require"] for r in json.loads(out)["requirements"]] == ["linking.k >= 3"]
+    assert [r["expect"] for r in json.loads(out)["expectations"]] == ["linking.k >= 3"]
     spec["expect"] = ["linking.k >= 4"]
     path = write_yaml(tmp_path, spec, "spec.yaml")
     assert cli(capsys, "certify", path, GOOD_RELEASE)[0] == 1
@@ -361,13 +369,13 @@ def test_certify_two_releases(capsys, tmp_path):
 
 
 # ---------------------------------------------------------------------- publish
-def test_publish_writes_releases_and_states(capsys, tmp_path):
+def test_publish_writes_releases_only(capsys, tmp_path):
+    """A release folder holds releases only: no publisher state, ids or maps (DESIGN.md, release ledger)."""
     out = tmp_path / "pub"
     code, text, err = cli(capsys, "publish", TINY, "--out", out)
     assert code == 0 and err == ""
-    assert sorted(p.name for p in out.iterdir()) == ["release_1.csv", "state_1.json"]
-    state = json.loads((out / "state_1.json").read_text(encoding="utf-8"))
-    assert isinstance(state, dict)
+    assert sorted(p.name for p in out.iterdir()) == ["release_1.csv"]
+    assert [p.name for p in tmp_path.iterdir()] == ["pub"]  # no temporary folder left beside it
     release = read_release_csv(out / "release_1.csv", load_scenario(TINY).schema)
     assert len(release) == 16 and int(release.class_sizes.min()) >= 2
 
@@ -393,8 +401,7 @@ def test_publish_two_releases_with_dynamics(capsys, tmp_path):
                    attacks=[], expect=[])
     out = tmp_path / "pub"
     assert cli(capsys, "publish", write_yaml(tmp_path, doc), "--out", out)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["release_1.csv", "release_2.csv", "state_1.json",
-                                                    "state_2.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["release_1.csv", "release_2.csv"]
     schema = load_scenario(TINY).schema
     assert len(read_release_csv(out / "release_1.csv", schema)) == 16
     assert len(read_release_csv(out / "release_2.csv", schema)) == 17

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from attacks.possible_worlds import PossibleWorlds
 from multirelease.errors import InputError
 from multirelease.hierarchy import Hierarchy
-from multirelease.scenario import load_scenario, run_scenario
+from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.schema import Attribute, Schema
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table

@@ -14,7 +14,7 @@ from numpy.testing import assert_allclose
 from attacks.update_graph import UpdateGraph, enumerate_paths, sug_dp
 from multirelease.dynamics import generate_stream
 from multirelease.errors import InputError
-from multirelease.scenario import load_scenario, run_scenario
+from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.transitions import TransitionModel, load_transitions
 from strategies import raw_tables, schemas, stream_params, sug_layers, transition_models

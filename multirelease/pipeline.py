@@ -1,0 +1,346 @@
+"""The one pipeline behind ``run``, ``certify`` and ``publish``: build the sequence -> attack it -> judge.
+
+This is the module of the core that imports the ``publishers`` and ``attacks`` registries (DESIGN.md:
+dependencies point one way).  Every front end goes through the same three steps, so that ``certify`` of the
+files ``run --out`` wrote, with the scenario's own YAML, reaches the same figures and the same verdict:
+
+1. **build the sequence** (:func:`build_sequence`): the data, the dynamics applied once per release (the one
+   place that applies them), each release published by its publisher from its state or read as published,
+   the hidden truths kept apart from what the adversary sees (:class:`~multirelease.sequence.ReleaseSequence`
+   and its :meth:`~multirelease.sequence.ReleaseSequence.view`);
+2. **attack** (:func:`run_attacks`): every attack of the plan on the adversary's view only;
+3. **judge** (:func:`judge`): every requirement on the interval its metric is proven to lie in - it holds when
+   the whole interval satisfies it, fails when none of it does, else it is UNKNOWN; no requirement at all is
+   verdict ``none`` ("nothing was checked"), never PASS.
+
+A plan is a :class:`~multirelease.scenario.Scenario` whose publishers, attacks and requirements are built
+(:func:`plan`); :func:`load_scenario` reads one from a scenario file (``run``, ``publish``) and
+:func:`certify_plan` from a spec and release files (``certify``).  Requirements are one list whatever their
+origin: the YAML's ``expect`` lines, ``--require`` lines, and - only when there are none - the requirements
+the attacks' own parameters state (``linking: {k: 10}`` -> ``linking.k >= 10``).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .expect import EXIT_CODES, Expectation, parse_expectation, verdict_of
+from .scenario import TARGETS, Scenario, load_yaml, parse_scenario
+from .sequence import ReleaseSequence
+
+__all__ = ["Judgement", "ScenarioRun", "load_scenario", "load_scenario_document", "load_yaml", "plan", "certify_plan", "build_sequence", "run_attacks",
+           "judge", "run_scenario", "resolve_targets"]
+
+#: progress callback ``(description, done, total)``
+Step = Callable[[str, int, int], None]
+
+
+class Judgement(NamedTuple):
+    """One requirement judged: its proven ``value`` (None when the metric is an interval), whether it
+    ``holds`` (True / False / None = unknown), the interval ``[lower, upper]`` it was judged on (``None``
+    sides are open) with the ``reason`` it is not a value, and where the requirement came from
+    (``expect``, ``require`` or ``default``)."""
+
+    expectation: Expectation
+    value: float | None
+    holds: bool | None
+    lower: float | None = None
+    upper: float | None = None
+    reason: str = ""
+    detail: str = ""
+    source: str = "expect"
+
+
+@dataclass(eq=False)
+class ScenarioRun:
+    """Everything one pass of the pipeline produced: the sequence (with its hidden truths), the attack
+    results, the judged requirements, and the target population the attacks judged."""
+
+    scenario: Scenario
+    sequence: ReleaseSequence
+    targets: str = "population"
+    results: dict = field(default_factory=dict)
+    judged: list = field(default_factory=list)  # Judgement
+    timings: dict = field(default_factory=dict)
+    release_metrics: list = field(default_factory=list)
+    states: list = field(default_factory=list)  # each publisher's serialized state after each release
+
+    @property
+    def verdict(self) -> str:
+        return verdict_of(self.judged)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+
+# ---------------------------------------------------------------------- plans
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, validate and build a scenario file (nothing runs yet)."""
+    doc, base = load_yaml(path)
+    return load_scenario_document(doc, base=base, path=Path(path))
+
+
+def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
+    """Validate and build a scenario mapping read from ``path`` (paths resolve against ``base``)."""
+    return plan(parse_scenario(doc, base=base, path=path))
+
+
+def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Sequence[str] = (),
+         all_applicable: bool = False) -> Scenario:
+    """Build the publishers, attacks and requirements of a parsed scenario (all validated, nothing run).
+
+    ``requires`` are requirement lines from the command line; ``extra_attacks`` replace the YAML's attacks
+    (``certify --attack``); with ``all_applicable`` and no attack named, every registered attack that applies
+    to the sequence is run (decided when the sequence is built).
+    """
+    from attacks import ATTACKS
+    from publishers import PUBLISHERS
+
+    source = scenario.source
+    for step in scenario.steps:
+        if step.publisher_name is None or step.publisher is not None:
+            continue
+        name = step.publisher_name
+        if name not in PUBLISHERS:
+            raise InputError(f"unknown publisher '{name}' (known: {', '.join(sorted(PUBLISHERS))})", file=source,
+                             key=f"{step.key}.publisher")
+        step.publisher = PUBLISHERS[name](_file=source, _key=step.key, **step.params)
+        bind = getattr(step.publisher, "bind_transitions", None)
+        if bind is not None:  # publishers that need the public update model (m-Distinct) get the scenario's
+            bind(scenario.transitions)
+
+    attacks: list[tuple[str, Any]] = []
+    if extra_attacks:
+        for name in extra_attacks:
+            if name not in ATTACKS:
+                raise InputError(f"unknown attack '{name}' (known: {', '.join(sorted(ATTACKS))})", key="--attack")
+            attacks.append((name, ATTACKS[name]()))
+    else:
+        for spec in scenario.attack_specs:
+            if spec.name not in ATTACKS:
+                raise InputError(f"unknown attack '{spec.name}' (known: {', '.join(sorted(ATTACKS))})",
+                                 file=source, key=spec.key.rsplit(".", 1)[0])
+            attacks.append((spec.name, ATTACKS[spec.name](_file=source, _key=spec.key, **spec.params)))
+    scenario.attacks = attacks
+    scenario.all_applicable = bool(all_applicable and not attacks)
+
+    lines = [(line, key, "expect", source) for line, key in scenario.expect_lines]
+    lines += [(line, "--require", "require", None) for line in requires]
+    scenario.expect = []
+    scenario.expect_sources = []
+    for line, key, origin, file in lines:
+        e = parse_expectation(line, file=file, key=key)
+        _require_attack(e, scenario, ATTACKS, file=file, key=key,
+                        strict=origin == "expect" and not scenario.all_applicable)
+        scenario.expect.append(e)
+        scenario.expect_sources.append(origin)
+    return scenario
+
+
+def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str | None, key: str | None,
+                    strict: bool) -> None:
+    """A requirement names a release metric or a registered attack's metric.  An ``expect`` line of a YAML
+    that lists its attacks must name one of them (``strict``); an attack any other requirement names that
+    the plan does not run yet is added with its default parameters."""
+    from .report import RELEASE_METRICS
+
+    n = len(scenario.steps)
+    if e.subject == "release":
+        if not 1 <= e.index <= n:
+            raise InputError(f"'{e.text}': there is no release {e.index} (1..{n})", file=file, key=key)
+        if e.metric not in RELEASE_METRICS:
+            raise InputError(f"'{e.text}': unknown release metric '{e.metric}' "
+                             f"(known: {', '.join(RELEASE_METRICS)})", file=file, key=key)
+        return
+    attacks = dict(scenario.attacks)
+    if e.subject not in attacks:
+        if strict:
+            raise InputError(f"'{e.text}': attack '{e.subject}' is not run by this scenario", file=file, key=key)
+        if e.subject not in registry:
+            raise InputError(f"'{e.text}': unknown attack '{e.subject}' (known: {', '.join(sorted(registry))})",
+                             file=file, key=key)
+        scenario.attacks.append((e.subject, registry[e.subject]()))
+        attacks[e.subject] = scenario.attacks[-1][1]
+    metrics = getattr(attacks[e.subject], "metrics", ())
+    if metrics and e.metric not in metrics:
+        raise InputError(f"'{e.text}': {e.subject} has no metric '{e.metric}' (known: {', '.join(metrics)})",
+                         file=file, key=key)
+
+
+def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, requires: Sequence[str] = (),
+                 attack_names: Sequence[str] = (), targets: str | None = None) -> Scenario:
+    """The plan of ``certify``: the spec's schema, data, dynamics, adversary, attacks and ``expect``, with the
+    release files (in publication order) in place of its releases.
+
+    File ``i`` takes the place of the spec's release ``i``: a release the spec gives as published keeps its
+    ``snapshot`` (the population behind it), the population behind any other is the spec's ``data`` after the
+    dynamics up to ``i`` - exactly the sequence ``run`` built - so a scenario's own YAML certifies what its
+    ``run --out`` wrote.  ``counterfeits_<i>.csv`` beside ``release_<i>.csv`` is read with it.  Attacks: those
+    named, else the spec's ``attacks`` when it has the key, else every registered attack that applies.
+    """
+    doc, base = load_yaml(spec_path)
+    doc = dict(doc)
+    yaml_releases = doc.get("releases") or []
+    if not isinstance(yaml_releases, list):
+        yaml_releases = []
+    if release_files:
+        items = []
+        for j, f in enumerate(release_files, 1):
+            p = Path(f).resolve()
+            if not p.is_file():  # name the file given on the command line, not the spec
+                raise InputError("release file not found", file=str(f), key=f"release {j}")
+            item: dict[str, Any] = {"file": str(p)}
+            old = yaml_releases[j - 1] if j <= len(yaml_releases) else None
+            if isinstance(old, Mapping):
+                item.update({k: old[k] for k in ("snapshot", "attributes", "anatomy", "separator") if k in old})
+            cf = p.with_name(p.name.replace("release_", "counterfeits_", 1)) if p.name.startswith("release_") else None
+            if cf is not None and cf.is_file():
+                item["counterfeits"] = {"file": str(cf)}
+            items.append(item)
+        n_files = len(items)
+        # the spec's later releases still count for its dynamics (a generated stream depends on how many
+        # releases it serves) but are not certified
+        doc["releases"] = items + [dict(r) for r in yaml_releases[n_files:] if isinstance(r, Mapping)]
+    elif not yaml_releases:
+        raise InputError("give at least one release file", file=str(spec_path))
+    else:
+        for item in yaml_releases:
+            if isinstance(item, Mapping) and "publisher" in item:
+                raise InputError("certify reads releases as published, not publishers: give the release files",
+                                 file=str(spec_path), key="releases")
+        n_files = len(yaml_releases)
+    if targets is not None:
+        if targets not in TARGETS:
+            raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
+        doc["targets"] = targets
+    has_attacks = "attacks" in doc
+    scenario = parse_scenario(doc, base=base, path=Path(spec_path))
+    scenario.steps = scenario.steps[:n_files]
+    return plan(scenario, requires=requires, extra_attacks=attack_names, all_applicable=not has_attacks)
+
+
+def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:
+    """The explicit target population: the scenario's ``targets``, else ``population`` when every release
+    has the population behind it, else ``regions``."""
+    known = len(sequence.snapshots) > 0 and all(s is not None for s in sequence.snapshots)
+    if scenario.targets is None:
+        return "population" if known else "regions"
+    if scenario.targets == "population" and not known:
+        missing = next(i for i, s in enumerate(sequence.snapshots, 1) if s is None)
+        raise InputError(f"targets: population needs the population behind every release (release {missing} has "
+                         "none: give 'data' or a 'snapshot')", file=scenario.source, key="targets")
+    return scenario.targets
+
+
+# ---------------------------------------------------------------------- 1. build the sequence
+def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) -> None:
+    """Publish or read every release into ``run.sequence``: the one place where dynamics are applied."""
+    from .report import compute_release_metrics
+
+    seq = run.sequence
+    table = scenario.data
+    states: dict[str, dict] = {}
+    for step in scenario.steps:
+        notify(f"release {step.index}", step.index - 1, total)
+        t0 = time.perf_counter()
+        change = scenario.dynamics.get(step.index)
+        if change is not None and table is not None:
+            table = table.apply(change)
+        if step.publisher is not None:
+            rng = np.random.default_rng([scenario.seed, step.index])
+            name = step.publisher_name
+            try:
+                result = step.publisher.publish(table, attributes=step.attributes, state=states.get(name), rng=rng)
+            except InputError as exc:  # e.g. a principle the table cannot satisfy: name the release
+                raise exc.located(file=scenario.source, key=step.key) from None
+            states[name] = result.state
+            run.states.append(result.state)
+            seq.append(result.release, result.truth, table)
+        else:
+            snap = step.snapshot if step.snapshot is not None else table
+            seq.append(step.given, None, snap)
+            run.states.append({})
+        run.timings[f"release {step.index}"] = time.perf_counter() - t0
+        run.release_metrics.append(compute_release_metrics(seq.releases[-1], seq.snapshots[-1]))
+
+
+# ---------------------------------------------------------------------- 2. attack
+def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) -> None:
+    """Run every attack of the plan on the adversary's view (never on the truth)."""
+    view = run.sequence.view(scenario.adversary, scenario.transitions, targets=run.targets)
+    attacks = list(scenario.attacks)
+    if getattr(scenario, "all_applicable", False):
+        from attacks import ATTACKS
+
+        attacks = [(name, ATTACKS[name]()) for name in sorted(ATTACKS) if ATTACKS[name]().applies(view)]
+        scenario.attacks = attacks
+    offset = len(scenario.steps)
+    for j, (name, attack) in enumerate(attacks):
+        notify(f"attack {name}", offset + j, total)
+        t0 = time.perf_counter()
+        try:
+            run.results[name] = attack.run(view)
+        except InputError as exc:
+            raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
+        run.timings[f"attack {name}"] = time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------- 3. judge
+def requirements(scenario: Scenario) -> list[tuple[Expectation, str]]:
+    """The requirements judged: the plan's ``expect`` / ``--require`` lines, else those the attacks'
+    parameters state."""
+    sources = getattr(scenario, "expect_sources", None) or ["expect"] * len(scenario.expect)
+    out = list(zip(scenario.expect, sources))
+    if out:
+        return out
+    for _, attack in scenario.attacks:
+        for line in getattr(attack, "default_requirements", lambda: [])():
+            out.append((parse_expectation(line), "default"))
+    return out
+
+
+def judge(reqs: Sequence[tuple[Expectation, str]], results: Mapping[str, Any],
+          release_metrics: Sequence[Mapping]) -> list[Judgement]:
+    """Judge each requirement on the interval its metric is proven to lie in (DESIGN.md, "Verdicts over
+    intervals"): an estimate is never read as a value."""
+    judged = []
+    for e, source in reqs:
+        if e.subject == "release":
+            value = release_metrics[e.index - 1].get(e.metric)
+            if value is None:
+                judged.append(Judgement(e, None, None, reason="not reported", source=source))
+                continue
+            v = float(value)
+            judged.append(Judgement(e, value, e.judge(v, v), v, v, source=source))
+            continue
+        res = results.get(e.subject)
+        if res is None or (e.metric not in res.summary and e.metric not in res.bounds):
+            judged.append(Judgement(e, None, None, reason="not reported", source=source))
+            continue
+        bound = res.bound(e.metric)
+        low, high = res.interval(e.metric)
+        value = res.summary[e.metric] if res.is_proven(e.metric) else None
+        judged.append(Judgement(e, value, e.judge(low, high), bound.lower, bound.upper, bound.reason, bound.detail,
+                                source))
+    return judged
+
+
+# ---------------------------------------------------------------------- the whole path
+def run_scenario(scenario: Scenario, progress: Step | None = None, *, attack: bool = True) -> ScenarioRun:
+    """Build the sequence, attack it (unless ``attack`` is false: ``publish``), judge the requirements."""
+    notify = progress or (lambda *_: None)
+    run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
+    total = len(scenario.steps) + (len(scenario.attacks) if attack else 0)
+    build_sequence(scenario, run, notify, total)
+    run.targets = resolve_targets(scenario, run.sequence)
+    if attack:
+        run_attacks(scenario, run, notify, total)
+        run.judged = judge(requirements(scenario), run.results, run.release_metrics)
+    notify("done", total, total)
+    return run
