@@ -161,7 +161,6 @@ class Correspondence(AttackBase):
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         super().__init__(_file=_file, _key=_key, **params)
-        self.last_engine = None  # the exact engine of the last run (its statistics), for benchmarks
         self._given = _parse_targets(self.config.get("targets"), file=_file, key=f"{_key}.targets" if _key else
                                      "targets")
 
@@ -197,7 +196,6 @@ class Correspondence(AttackBase):
         else:
             engine = _engine(nodes, self.config["time_limit"], [a.domain_size for a in releases[0].qi_attributes],
                              self.config["budget"])
-            self.last_engine = engine
             answers = engine.answer(requests)
             exact = all(a.exact for a in answers)
         if progress:
@@ -246,7 +244,8 @@ class Correspondence(AttackBase):
         n = len(releases)
         quasi = releases[0].quasi
         pop = view.population
-        if len(pop) == n and all(p is not None for p in pop):
+        if getattr(view, "targets", "population") == "population" and len(pop) == n and all(
+                p is not None for p in pop):
             import pandas as pd
 
             cols = [list(view.schema.quasi).index(a) for a in quasi]
@@ -406,10 +405,20 @@ def _labels(release: Release, leaves) -> dict[str, str]:
 
 def _assemble(attack: Correspondence, view, nodes, values, targets, requests, where, answers, exact, engine,
               notes) -> AttackResult:
+    """The rows, summary and witnesses from the answers' crack intervals.
+
+    A row's anonymity is the minimum over its candidate classes, so it lies in ``[min low, min high]``.  Its
+    crack is that of the class attaining the minimum (ties: the earliest release, then the class order); when
+    intervals leave several classes possible - those whose low end is at most the minimum's high end - the
+    crack lies between the smallest low and the largest high of theirs.  ``cracked`` and ``violations``
+    count the rows whose crack (anonymity) is proven positive (below ``k``) for their lower end, and those
+    where it may be for their upper end."""
+    from .intervals import min_of_intervals, settle
+
     releases = view.releases
     n = len(releases)
     k = attack.config.get("k")
-    # per request: size, per-group crack interval, anonymity interval
+    # per request: size, per-group crack interval, anonymity interval, crack interval
     info = []
     for req, ans in zip(requests, answers):
         nd = nodes[req.j - 1]
@@ -420,76 +429,87 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             hi = min(sizes[v], int(ans.high.get(v, 0)))
             lo = min(hi, int(ans.low.get(v, 0)))
             groups.append((v, sizes[v], sizes[v] - hi, sizes[v] - lo))
-        cand_lo = size - sum(g[3] for g in groups)
-        cand_hi = size - sum(g[2] for g in groups)
-        info.append({"size": size, "groups": groups, "anon": (cand_lo, cand_hi)})
+        crack = (sum(g[2] for g in groups), sum(g[3] for g in groups))
+        info.append({"size": size, "groups": groups, "anon": (size - crack[1], size - crack[0]), "crack": crack})
     best: dict[str, tuple] = {}
     rows = []
     summary: dict[str, float] = {}
-    bounds: dict[str, tuple] = {}
-    cracked = 0
-    violations = 0
-    low_of: dict[str, int] = {}
+    intervals: dict[str, tuple] = {}
+    cracked = [0, 0]
+    violations = [0, 0]
+    anon_of: dict[str, tuple] = {}  # per family: the interval of its minimum over the rows
+    open_rows = False
     for ti, (tg, mine) in enumerate(zip(targets, where)):
         row: dict[str, Any] = {"qid": _labels(releases[0], tg.leaves), "timestamp": tg.t}
         if tg.people:
             row["individuals"] = tg.people
         if tg.given:
             row["target"] = tg.given
-        any_crack = False
+        any_crack = [False, False]
         for fam in FAMILIES:
             cands = [(j, r) for j, r in mine if fam in _families(tg.t, j, n)]
             if not cands:
                 continue
+            a_lo, a_hi = min_of_intervals(info[r]["anon"] for _, r in cands)
             j, r = min(cands, key=lambda x: (info[x[1]]["anon"][1], info[x[1]]["anon"][0], x[0]))
             it = info[r]
-            crack_lo = sum(g[2] for g in it["groups"])
-            crack_hi = sum(g[3] for g in it["groups"])
+            possible = [r2 for _, r2 in cands if info[r2]["anon"][0] <= a_hi]
+            settled = all(info[r2]["anon"][0] == info[r2]["anon"][1] for r2 in possible)
+            if settled:  # every possible class has the minimal anonymity: the tie-break picks (j, r)
+                possible = [r]
+            c_lo = min(info[r2]["crack"][0] for r2 in possible)
+            c_hi = max(info[r2]["crack"][1] for r2 in possible)
             cell = {"release": j, "class": _class_id(releases[j - 1], requests[r].cls), "size": it["size"],
-                    "crack": crack_lo, "anonymity": it["anon"][1]}
-            if crack_lo != crack_hi:
-                cell["crack_bounds"] = [crack_lo, crack_hi]
-                cell["anonymity_bounds"] = [it["anon"][0], it["anon"][1]]
+                    "crack": c_lo, "anonymity": a_hi}
+            if (c_lo, a_lo) != (c_hi, a_hi):
+                cell["crack_bounds"] = [c_lo, c_hi]
+                cell["anonymity_bounds"] = [a_lo, a_hi]
+                open_rows = True
             # counts only: a class of composite sensitive values has up to thousands of groups, and listing
             # them in every row made the Adult Sen3 report 750 MB (``worst`` lists them for its class)
             cell["groups"] = len(it["groups"])
             cell["groups_cracked"] = sum(1 for _, s, c, _ in it["groups"] if c >= s)
             row[fam] = cell
-            any_crack |= crack_lo > 0
+            any_crack[0] |= c_lo > 0
+            any_crack[1] |= c_hi > 0
             if tg.given is None:
-                if k is not None and it["anon"][1] < k:
-                    violations += 1
-                key = (it["anon"][1], it["anon"][0])
+                if k is not None:
+                    violations[0] += a_hi < k
+                    violations[1] += a_lo < k
+                key = (a_hi, a_lo)
                 if fam not in best or key < best[fam][0]:
                     best[fam] = (key, ti, r)
-                low_of[fam] = min(low_of.get(fam, it["anon"][0]), it["anon"][0])
+                anon_of[fam] = min_of_intervals([anon_of.get(fam, (a_lo, a_hi)), (a_lo, a_hi)])
             else:
                 name = f"{fam}_{tg.given}"
-                summary[name] = crack_lo
-                if crack_lo != crack_hi:
-                    bounds[name] = (crack_lo, crack_hi)
-                for v, s, c, c_hi in it["groups"]:
-                    gname = f"{name}_{_safe(values[v])}"
-                    summary[gname] = c
-                    if c != c_hi:
-                        bounds[gname] = (c, c_hi)
+                summary[name] = c_lo
+                intervals[name] = (c_lo, c_hi)
+                per_value: dict[str, tuple] = {}
+                for r2 in possible:
+                    for v, s, c, c_hi_v in info[r2]["groups"]:
+                        gname = f"{name}_{_safe(values[v])}"
+                        old = per_value.get(gname, (c, c_hi_v))
+                        per_value[gname] = (min(old[0], c), max(old[1], c_hi_v))
+                for gname, (lo, hi) in per_value.items():
+                    summary[gname] = lo
+                    intervals[gname] = (lo, hi)
         if tg.given is None:
-            cracked += any_crack
+            cracked[0] += any_crack[0]
+            cracked[1] += any_crack[1]
         rows.append(row)
     head: dict[str, float] = {}
     for fam, metric in (("F", "FA"), ("C", "CA"), ("B", "BA")):
         if fam in best:
-            (hi, _), _, _ = best[fam]
-            low = low_of[fam]  # the minimum of intervals [lo_i, hi_i] lies in [min lo_i, min hi_i]
-            head[metric] = hi
-            if low != hi:
-                bounds[metric] = (low, hi)
+            head[metric] = anon_of[fam][1]
+            intervals[metric] = anon_of[fam]
         else:
             notes.append(f"no target for the {fam}-attack: {metric} is not reported")
     head["targets"] = sum(1 for tg in targets if tg.given is None)
-    head["cracked"] = cracked
+    head["cracked"] = cracked[0]
+    intervals["cracked"] = tuple(cracked)
     if k is not None:
-        head["violations"] = violations
+        head["violations"] = violations[0]
+        intervals["violations"] = tuple(violations)
     head.update(summary)
     worst: dict[str, Any] = {}
     for fam in FAMILIES:
@@ -507,10 +527,17 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         if attack.config["witness"] and engine is not None:
             w["generator"] = engine.witness(req, releases, values, tg.point)
         worst[_METRIC_OF[fam]] = w
+    stats: dict[str, Any] = {}
     if engine is not None:
         notes.append(f"exact engine: {engine.exact_engine}")
-    return AttackResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds, worst=worst,
-                        targets=tuple(rows), bounds=bounds, notes=tuple(notes))
+        stats = dict(getattr(engine, "report", lambda: {})())
+        reason, detail = engine.stop_reason() if hasattr(engine, "stop_reason") else ("budget", "")
+    else:
+        reason, detail = "budget", "closed forms of section 7.1 bound cracks beyond two releases"
+    bounds, proven = settle(head, intervals, reason, detail)
+    return AttackResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds and not open_rows,
+                        worst=worst, targets=tuple(rows), bounds=bounds, notes=tuple(notes), proven=proven,
+                        reason=reason, stats=stats)
 
 
 def _closed_answers(releases, nodes, requests, values, notes):

@@ -107,11 +107,10 @@ def one(figure: str, repeat: int, time_limit: float) -> dict:
         times.append(time.perf_counter() - t0)
         extra = {k: res.summary.get(k) for k in ("FA", "CA", "BA", "targets")}
         extra["exact"] = res.exact
-        if attack.last_engine is not None and hasattr(attack.last_engine, "stats"):
-            st = attack.last_engine.stats
-            extra.update(lp_solves=st.lp_solves, cp_sat_solves=st.solves, processes=attack.last_engine.processes)
+        extra.update({k: res.stats[k] for k in ("lp_solves", "cp_sat_solves", "processes") if k in res.stats})
         if res.bounds:
-            extra["bounds"] = {k: list(v) for k, v in res.bounds.items() if k in ("FA", "CA", "BA")}
+            extra["bounds"] = {k: [b.lower, b.upper, b.reason] for k, b in res.bounds.items()
+                               if k in ("FA", "CA", "BA", "cracked")}
     return {"seconds": statistics.median(times), **extra}
 
 

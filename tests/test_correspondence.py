@@ -524,7 +524,7 @@ def test_budget_keeps_proven_bounds(data):
     assert exact.exact
     for m in ("FA", "CA", "BA"):
         if m in exact.summary:
-            lo, hi = bounded.bounds.get(m, (bounded.summary[m],) * 2)
+            lo, hi = bounded.interval(m)
             assert lo <= exact.summary[m] <= hi == bounded.summary[m]
     truth = {(tuple(sorted(r["qid"].items())), r["timestamp"]): r for r in exact.targets}
     open_rows = 0

@@ -1,0 +1,155 @@
+"""The bulk pass of the chain engine (:mod:`solver.generators`): close arrival objectives without CP-SAT.
+
+Per component (:class:`~solver.chain_component.Component`), for the objectives ``wanted[c, t - 1]``
+(arrivals at atom class ``c`` at ``T_t``):
+
+1. upper bounds from the two-release flow relaxation (:func:`solver.chain_lp.pair_relaxation_bounds`);
+2. *packed* LP rounds: for one ``t``, the total arrivals of one open class per node of ``R_t`` (classes of
+   different nodes compete little), the LP optimum made integral (:meth:`ChainLP.integer_point`) and added
+   to the pool - every objective it brings to its upper bound is proved;
+3. one LP per objective still open: its safe dual bound, and its optimum made integral.
+
+Every upper bound is a proof (flow, or a dual bound valid whatever the LP's tolerances) and every generator
+is checked exactly, so an objective is closed only when a generator reaches a proved bound.  Components are
+independent: with enough work they run in forked worker processes (:meth:`BulkPass.run_all`).  The pass
+stops where the budget's :class:`~solver.chain_component.Clock` runs out; what stays open goes to CP-SAT.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .chain_component import Clock, Component, Stats
+from .chain_lp import ChainLP, pair_relaxation_bounds
+
+__all__ = ["BulkPass"]
+
+_FORKED = None  # (pass, components) a forked worker works for (set in the parent just before the fork)
+
+
+def _bulk_in_child(ci: int, wanted: np.ndarray):
+    """In a forked worker: :meth:`BulkPass.run` on one component; returns what the parent merges - the new
+    generators (each checked exactly in the worker, re-added in the parent), the proven bounds and counts.
+    The worker's copy of the clock keeps its own time for the budget."""
+    bulk, components = _FORKED
+    comp = components[ci]
+    first = len(comp.pool)
+    flows, lps = bulk.stats.flow_bounds, bulk.stats.lp_solves
+    if not bulk.clock.over():
+        bulk.run(comp, wanted)
+    return ci, comp.pool[first:], comp.ub, bulk.stats.flow_bounds - flows, bulk.stats.lp_solves - lps
+
+
+@dataclass(eq=False)
+class BulkPass:
+    """Flow and LP bounds and LP generators for ``n`` releases, charging ``clock`` and counting in
+    ``stats``; ``lp_rounds`` passes of packed LP rounds."""
+
+    n: int
+    clock: Clock
+    stats: Stats
+    lp_rounds: int = 3
+
+    def run(self, comp: Component, wanted: np.ndarray) -> None:
+        """Close as many objectives ``wanted[c, t - 1]`` of ``comp`` as possible (steps 1-3 above)."""
+        n = self.n
+        start = time.perf_counter()
+
+        def open_() -> np.ndarray:
+            return wanted & (comp.best < comp.ub)
+
+        try:
+            if not open_().any():
+                return
+            fb = pair_relaxation_bounds(comp.J, comp.V, comp.C, comp.count, n, comp.cap, open_())
+            comp.ub = np.where(fb >= 0, np.minimum(comp.ub, fb), comp.ub)
+            self.stats.flow_bounds += int((fb >= 0).sum())
+            if not open_().any():
+                return
+            lp = comp.chain_lp(n)
+            nodes_of: dict = {}  # (class, release) -> its nodes (a plain dict: looked up thousands of times a round)
+            for c, j, v in zip(comp.C.tolist(), comp.J.tolist(), comp.V.tolist()):
+                nodes_of.setdefault((c, j), []).append(v)
+            rng = np.random.default_rng(0)
+            for _ in range(self.lp_rounds):
+                tried = np.zeros_like(wanted)
+                for t in range(1, n + 1):
+                    while True:
+                        need = np.flatnonzero(open_()[:, t - 1] & ~tried[:, t - 1])
+                        if not len(need) or self.clock.over():
+                            break
+                        taken, packed = set(), []
+                        for c in rng.permutation(need).tolist():
+                            mine = nodes_of[(c, t - 1)]
+                            if not taken.intersection(mine):
+                                taken.update(mine)
+                                packed.append(c)
+                        tried[packed, t - 1] = True
+                        self.lp_step(comp, lp, lp.arrivals({c: 1 for c in packed}, t), None)
+                        start = self.clock.charge(start)
+            for t in range(1, n + 1):
+                for c in np.flatnonzero(open_()[:, t - 1]).tolist():
+                    if comp.best[c, t - 1] >= comp.ub[c, t - 1]:
+                        continue
+                    if self.clock.over():
+                        return
+                    self.lp_step(comp, lp, lp.arrivals({c: 1}, t), (c, t))
+                    start = self.clock.charge(start)
+        finally:
+            self.clock.charge(start)
+            comp.lp = None  # the LP (and its island cache) is not needed again: free it
+
+    def run_all(self, components: list[Component], wanted: list[np.ndarray], processes: int,
+                parallel_load: int) -> None:
+        """:meth:`run` on every component - in ``processes`` forked worker processes when there are at least
+        ``parallel_load`` open objectives (components are independent; the largest start first), else in
+        this process."""
+        work = [ci for ci in range(len(components)) if (wanted[ci] & (components[ci].best < components[ci].ub)).any()]
+        load = sum(int(wanted[ci].sum()) for ci in work)
+        if processes <= 1 or len(work) < 2 or load < parallel_load or \
+                "fork" not in multiprocessing.get_all_start_methods():
+            for ci in sorted(work, key=lambda i: len(components[i].J)):
+                if not self.clock.over():
+                    self.run(components[ci], wanted[ci])
+            return
+        global _FORKED
+        _FORKED = (self, components)
+        start = time.perf_counter()
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
+                jobs = [pool.submit(_bulk_in_child, ci, wanted[ci])
+                        for ci in sorted(work, key=lambda i: -len(components[i].J))]
+                for job in jobs:
+                    ci, points, ub, flow_bounds, lp_solves = job.result()
+                    comp = components[ci]
+                    for z in points:
+                        comp.add(z, self.n)
+                    comp.ub = np.minimum(comp.ub, ub)
+                    self.stats.flow_bounds += flow_bounds
+                    self.stats.lp_solves += lp_solves
+        finally:
+            _FORKED = None
+            self.clock.charge(start)
+
+    def lp_step(self, comp: Component, lp: ChainLP, w: np.ndarray, single: tuple | None) -> None:
+        """One LP solve of objective ``w``: its dual bounds on every arrival (and on ``single = (c, t)``, its
+        own objective), and its optimum made integral added to the pool."""
+        out = lp.solve(w)
+        self.stats.lp_solves += 1
+        if out is None:
+            return
+        bound, z = out
+        comp.ub = np.minimum(comp.ub, lp.arrival_bounds(lp.duals, comp.n_classes))
+        if single is not None:
+            c, t = single
+            comp.ub[c, t - 1] = min(comp.ub[c, t - 1], bound)
+            if comp.best[c, t - 1] >= comp.ub[c, t - 1]:
+                return
+        point = lp.integer_point(z, w)
+        if point is not None:
+            comp.add(point, self.n)
