@@ -24,8 +24,12 @@ Summary metrics (DESIGN.md, "Reports"), over the protected values (parameter ``v
 Exactness: linkability is exact (perfect-matching SCCs; CP-SAT for persistent values over several releases);
 probabilities are exact (closed forms, CP-SAT enumeration of type-worlds, exact fractions) up to
 ``max_type_worlds`` type-worlds per block, and beyond it estimated by a Markov chain over worlds: the result
-is then ``exact = False``, ``bounds`` holds the *proven* interval of each estimated metric and the 95%
-confidence interval of the estimate is in ``worst[<metric>]["ci"]`` and the notes.  Engine:
+is then ``exact = False``, ``bounds`` holds the *proven* interval of each estimated metric (reason
+``sampled``; the maximum of per-individual intervals ``[low, high]`` lies in ``[max low, max high]``) and the
+95% confidence interval of the estimate is in ``worst[<metric>]["ci"]`` and the notes.  When CP-SAT stops on
+its time limit while deciding linkability, ``min_linkability`` and ``disclosed`` are bounded (reason
+``time_limit``) by the pairs a world was found for and the pairs not proven impossible.  ``individuals``,
+``blocks`` and ``estimated_blocks`` are always exact.  Engine:
 :mod:`solver.worlds`, :mod:`solver.matching`, :mod:`solver.counting`.
 """
 from __future__ import annotations
@@ -41,6 +45,7 @@ from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT, WorldsA
 from solver.worlds import build_problem
 
 from .base import AttackBase, AttackResult, Progress
+from .intervals import settle
 
 __all__ = ["PossibleWorlds", "protected_codes"]
 
@@ -123,7 +128,8 @@ class PossibleWorlds(AttackBase):
         N = problem.n_individuals
         notes = [f"sensitive values are {problem.mode} (adversary.sensitive)"]
         summary: dict[str, float] = {}
-        bounds: dict[str, tuple] = {}
+        intervals: dict[str, tuple] = {}
+        reasons: dict[str, tuple] = {}
         worst: dict[str, Any] = {}
         n_links = a.linkable.sum(axis=1)
         estimated = [b for b in a.blocks if not b.exact]
@@ -137,26 +143,37 @@ class PossibleWorlds(AttackBase):
             worst["min_linkability"] = {"individual": str(problem.individuals[i]),
                                         "values": [str(problem.values[v]) for v in np.flatnonzero(a.linkable[i])]}
         exact = all(b.exact for b in a.blocks) and a.linkability_exact
+        stopped = ("time_limit", f"CP-SAT time limit {self.config['time_limit']:g} s per block")
         if not a.linkability_exact:
-            # undecided pairs were reported linkable: the true minimum can only be lower
-            bounds["min_linkability"] = (1, summary["min_linkability"])
+            # undecided pairs are reported linkable (an upper set); proven are those a world realizes; every
+            # individual takes some value in every world
+            proven = np.maximum(a.linkable_low.sum(axis=1), 1)
+            intervals["min_linkability"] = (int(proven.min()), summary["min_linkability"])
+            intervals["disclosed"] = (summary["disclosed"], int((proven == 1).sum()))
+            reasons["min_linkability"] = reasons["disclosed"] = stopped
             notes.append("CP-SAT stopped on its time limit while deciding linkability: undecided (individual, "
-                         "value) pairs are counted as linkable (min_linkability is an upper bound)")
+                         "value) pairs are counted as linkable (min_linkability and disclosed are bounds)")
         if len(prot) and N:
             sub = a.breach[:, prot]
-            i, vv = np.unravel_index(int(np.nanargmax(sub)), sub.shape)
+            i, vv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(sub), -1, sub))), sub.shape)
             v = int(prot[vv])
             summary["max_breach"] = summary["max_linkage"] = float(sub[i, vv])
             loc = a.localized[:, :, prot]
-            with np.errstate(invalid="ignore"):
-                j, li, lv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(loc), -1, loc))), loc.shape)
+            j, li, lv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(loc), -1, loc))), loc.shape)
             summary["max_localized"] = float(loc[j, li, lv])
             if not exact:
-                hi = float(np.max(a.high[:, prot]))
-                lo = float(np.max(a.low[:, prot]))
-                bounds["max_breach"] = bounds["max_linkage"] = (lo, hi)
-                bounds["max_localized"] = (0.0, max(hi, summary["max_localized"]))
-                bounds = {k: b for k, b in bounds.items() if b[0] != b[1]}  # a proven point is exact
+                # the maximum of unknowns in [low_i, high_i] lies in [max low_i, max high_i]
+                intervals["max_breach"] = intervals["max_linkage"] = (float(np.max(a.low[:, prot])),
+                                                                      float(np.max(a.high[:, prot])))
+                intervals["max_localized"] = (float(np.nanmax(a.localized_low[:, :, prot])),
+                                              float(np.nanmax(a.localized_high[:, :, prot])))
+                if estimated:
+                    why = ("sampled", f"{len(estimated)} block(s) beyond max_type_worlds = "
+                           f"{self.config['max_type_worlds']} or the time limit: Markov-chain estimate")
+                else:
+                    why = stopped
+                for m in ("max_breach", "max_linkage", "max_localized"):
+                    reasons[m] = why
             worst["max_breach"] = self._witness(a, int(i), v)
             worst["max_linkage"] = worst["max_breach"]
             worst["max_localized"] = {"individual": str(problem.individuals[li]),
@@ -172,11 +189,13 @@ class PossibleWorlds(AttackBase):
             notes.append(f"{len(estimated)} block(s) beyond the exact budget (max_type_worlds = "
                          f"{self.config['max_type_worlds']}): their probabilities are Markov-chain estimates "
                          f"(95% batch-means intervals in worst); bounds hold the proven intervals")
+        bounds, proven = settle(summary, intervals, *stopped, reasons=reasons)
+        reason = next(iter(bounds.values())).reason if bounds else "time_limit"
         targets = self._targets(a, prot)
         if progress is not None:
             progress(1, 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(targets),
-                            bounds=bounds, notes=tuple(notes))
+                            bounds=bounds, notes=tuple(notes), proven=proven, reason=reason)
 
     def _witness(self, a: WorldsAnalysis, i: int, v: int) -> dict:
         problem = a.problem

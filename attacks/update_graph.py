@@ -51,8 +51,8 @@ joint candidate sets are subsets of the feasible sub-SUG's (every world is a fea
 so the joint attack finds at least as many vulnerable values.  With ``joint``, ``vulnerable_values`` is the
 joint count, ``sug_vulnerable_values`` the per-record one, ``joint_extra`` the difference, and
 ``joint_max_risk`` the eq. 2 risk on the SUGs restricted to jointly possible values; ``max_risk`` stays the
-per-record risk of eqs. 1-2.  When the solver stops early the joint figures come with bounds and
-``exact`` is false.
+per-record risk of eqs. 1-2.  When the solver stops early (``time_limit``) the three joint figures come
+with proven bounds (reason ``time_limit``) and ``exact`` is false; every per-record figure stays exact.
 """
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ from multirelease.sequence import SequenceView
 from multirelease.transitions import TransitionModel, load_transitions
 
 from .base import AttackBase, AttackResult, Progress
+from .intervals import settle
 
 __all__ = ["UpdateGraph", "VersionLinks", "link_versions", "node_weights", "sug_dp", "enumerate_paths",
            "record_sug"]
@@ -517,7 +518,8 @@ class UpdateGraph(AttackBase):
             notes.append(f"{summary['inconsistent']} records have no feasible path: their releases contradict "
                          f"the transition model (or the linkage)")
         exact = True
-        bounds: dict[str, tuple] = {}
+        bounds: dict = {}
+        proven: tuple = ()
         if c["joint"]:
             from solver.update_worlds import joint_feasible
 
@@ -533,16 +535,19 @@ class UpdateGraph(AttackBase):
             summary["joint_max_risk"] = float(max((x.max() for x in jrisk if x.size), default=0.0))
             exact = jr.exact
             if not jr.exact:
-                bounds["vulnerable_values"] = (jr.vulnerable_low, jr.vulnerable_high)
-                bounds["joint_extra"] = (jr.vulnerable_low - sug_vul, jr.vulnerable_high - sug_vul)
-                summary["vulnerable_values"] = jr.vulnerable_low
-                notes.append(f"joint attack stopped early ({jr.status}): vulnerable_values in "
-                             f"[{jr.vulnerable_low}, {jr.vulnerable_high}]")
-                # joint_max_risk is computed on the values not yet proved impossible: an estimate
-                bounds["joint_max_risk"] = (0.0, 1.0)
+                low, high = jr.vulnerable_low, jr.vulnerable_high
+                intervals = {"vulnerable_values": (low, high), "joint_extra": (low - sug_vul, high - sug_vul),
+                             # a version pinned to one value has risk 1 for it in the SUG of the jointly
+                             # possible values; the estimate uses the values not yet proved impossible
+                             "joint_max_risk": (1.0 if low else 0.0, 1.0)}
+                summary["vulnerable_values"] = low
+                summary["joint_extra"] = low - sug_vul
+                bounds, proven = settle(summary, intervals, "time_limit",
+                                        f"CP-SAT time limit {c['time_limit']:g} s (joint attack)")
+                notes.append(f"joint attack stopped early ({jr.status}): vulnerable_values in [{low}, {high}]")
             worst["joint"] = jr.witness(links, model)
             worst["joint"]["solver"] = {"status": jr.status, "solves": jr.solves, "components": jr.components}
         if progress is not None:
             progress(N + 1, N + 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(rows),
-                            bounds=bounds, notes=tuple(notes))
+                            bounds=bounds, notes=tuple(notes), proven=proven, reason="time_limit")

@@ -176,6 +176,9 @@ class WorldsAnalysis:
     localized : (R, N, V) float - ``q(o, s, j, k)``; NaN where ``o`` is absent from table ``j``.
     exact : (N, V) bool - the breach value is exact.
     low, high : (N, V) float - proven bounds of the breach (equal to it when exact).
+    localized_low, localized_high : (R, N, V) float - proven bounds of ``localized``.
+    linkable_low : (N, V) bool - pairs proven linkable; ``linkable`` is their superset when
+        ``linkability_exact`` is false (undecided pairs are reported linkable), else equal.
     ci_low, ci_high : (N, V) float - 95% confidence interval of the estimate (equal to it when exact).
     """
 
@@ -193,6 +196,9 @@ class WorldsAnalysis:
     block_of: np.ndarray  # (R', N) block index per spanned release slot (persistent: R' = 1)
     type_of: np.ndarray  # (R', N) type index within that block
     seconds: float = 0.0
+    linkable_low: np.ndarray | None = None  # (N, V) pairs proven linkable (a world realizes them)
+    localized_low: np.ndarray | None = None  # (R, N, V) proven bounds of ``localized`` (NaN where absent)
+    localized_high: np.ndarray | None = None
 
     @property
     def linkage(self) -> np.ndarray:
@@ -661,25 +667,43 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     type_of = np.full((slots, N), -1, dtype=np.int64)
     results = []
     linkable = np.zeros((N, V), dtype=bool)
+    linkable_low = np.zeros((N, V), dtype=bool)
     linkability_exact = True
     for b, block in enumerate(problem.blocks()):
-        lk, lk_exact, _ = block_linkability(problem, block, time_limit=time_limit)
-        linkability_exact &= lk_exact
+        lk, lk_exact, witnesses = block_linkability(problem, block, time_limit=time_limit)
         if count:
             bc = count_block(problem, block, lk, max_type_worlds=max_type_worlds, time_limit=time_limit,
                              samples=samples, rng=rng)
         else:
             bc = BlockCounts(block, lk, False, "linkability_only")
-        if not lk_exact:
+        proven = lk.copy()
+        if not lk_exact and bc.exact:
+            # the enumeration over a superset of the linkable pairs is complete (the type-world model checks
+            # realizability whatever the candidates): its worlds decide linkability exactly
+            lk = np.array([[x > 0 for x in row] for row in bc.linked], dtype=bool)
+            proven = lk.copy()
+            lk_exact = True
+            bc = BlockCounts(block, lk, True, bc.method, worlds=bc.worlds, linked=bc.linked,
+                             type_worlds=bc.type_worlds, seconds=bc.seconds)
+        elif not lk_exact:
+            # undecided pairs are reported linkable; proven are those realized by a world found
+            proven = np.zeros_like(lk)
+            for t, v in witnesses:
+                proven[t, v] = True
+            if bc.estimate is not None:
+                proven |= bc.estimate > 0  # the sampler's states are worlds
             bc = BlockCounts(block, lk, False, bc.method, estimate=bc.estimate, ci=bc.ci, samples=bc.samples)
+        linkability_exact &= lk_exact
         results.append(bc)
         slot = block.releases[0] if problem.mode == "free" else 0
         for t, mem in enumerate(block.members):
             block_of[slot, mem] = b
             type_of[slot, mem] = t
             linkable[mem] |= lk[t]
+            linkable_low[mem] |= proven[t]
     breach = np.full((N, V), np.nan)
     localized = np.full((R, N, V), np.nan)
+    loc_low, loc_high = np.full((R, N, V), np.nan), np.full((R, N, V), np.nan)
     exact = np.zeros((N, V), dtype=bool)
     low, high = np.zeros((N, V)), np.zeros((N, V))
     ci_low, ci_high = np.zeros((N, V)), np.zeros((N, V))
@@ -726,6 +750,8 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
             miss_ch[ind] *= 1 - CL
             if problem.mode == "free":
                 localized[slot, ind] = Q
+                loc_low[slot, ind] = LO
+                loc_high[slot, ind] = HI
         breach = 1 - miss
         low, high = 1 - miss_high, 1 - miss_low
         ci_low, ci_high = 1 - miss_ch, 1 - miss_cl
@@ -735,10 +761,15 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
         # exact values: no accumulated rounding in the bounds
         low = np.where(exact, breach, low)
         high = np.where(exact, breach, high)
+        if problem.mode == "persistent":
+            for j, g in enumerate(problem.releases):
+                loc_low[j, g.people] = low[g.people]
+                loc_high[j, g.people] = high[g.people]
     return WorldsAnalysis(problem=problem, blocks=results, linkable=linkable, breach=breach, localized=localized,
                           exact=exact, low=low, high=high, ci_low=ci_low, ci_high=ci_high,
                           linkability_exact=linkability_exact, block_of=block_of,
-                          type_of=type_of, seconds=time.perf_counter() - t0)
+                          type_of=type_of, seconds=time.perf_counter() - t0, linkable_low=linkable_low,
+                          localized_low=loc_low, localized_high=loc_high)
 
 
 # ---------------------------------------------------------------------- brute force (tests)

@@ -62,8 +62,10 @@ class JointResult:
 
     @property
     def vulnerable_low(self) -> int:
-        """Versions proved to have exactly one possible value."""
-        return int(sum(((p.sum(axis=1) == 1) & pr).sum() for p, pr in zip(self.possible, self.present)))
+        """Versions proved to have exactly one possible value: one not proved impossible, and a world found
+        for it (a component whose first world was not found may have none at all, and then no value)."""
+        return int(sum(((p.sum(axis=1) == 1) & (f.sum(axis=1) == 1) & pr).sum()
+                       for p, f, pr in zip(self.possible, self.found, self.present)))
 
     @property
     def vulnerable_high(self) -> int:
