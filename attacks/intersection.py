@@ -1,22 +1,48 @@
-"""Intersection and difference attacks on successive releases (Barbosa, Pinto, Gomes, CIKM 2012, section 4;
-``003_9c5f9a30c53bd642.txt``).
+"""Intersection and difference attacks on successive releases, over every release at once (Barbosa, Pinto,
+Gomes, CIKM 2012, section 4; ``003_9c5f9a30c53bd642.txt``).  The engine is :mod:`attacks.intersection_core`.
 
-The adversary of section 4 ("Attacker model") sees every release, knows who is present in each release and
-tracks records across releases by a stable ``uid`` (record tracking).  For every target and every pair of
-releases she computes a *candidate set* of records guaranteed to contain the target; if a candidate set fails
-the protection principle (Definition 1: k-anonymity, distinct l-diversity, or any other
-:class:`~multirelease.principles.Principle`), the attack succeeds on that target.
+**The adversary** (section 4, "Attacker model") sees every release, knows which individuals are published in
+each release and the quasi-identifiers of her targets, "which permits finding the corresponding equivalence
+class", and tracks records across releases by a stable ``uid`` (record tracking).  A release row carries a uid
+and its sensitive value together, so the value of every uid in every release is public: what she does not
+know is which uid is which individual.
 
-With record tracking (every release has a ``uid`` column), for releases ``a != b`` and a target ``t`` published
-in ``b`` in class ``E_b(t)``:
+**Consistent worlds.**  A world is a one-to-one map ``pi`` from individuals to published uids that reproduces
+what she sees: for every individual ``I`` and release ``i``, ``pi(I)`` is published in ``i`` exactly when ``I``
+is, and then in ``I``'s class ``E_i(I)``.  (Uids that are the image of nobody are counterfeits; a world may
+only exchange them with real uids of the same classes.)
 
-* **intersection attack** (``t`` in both releases): ``C = E_a(t) n E_b(t)``, judged with the sensitive values
-  of release ``a`` and of release ``b`` (both are published);
-* **difference attack** (``t`` in ``b`` but not in ``a``; the paper's ``E2 - E1`` for an insertion and
-  ``E1 - E2`` for a deletion): ``C = E_b(t) - R_a``.  The paper writes ``E_b(t) - E_a(t*)``, with ``E_a(t*)``
-  the class of ``a`` that would hold ``t``; an adversary who knows ``t`` is absent from ``a`` may remove every
-  uid published in ``a``, so this set is a subset of the paper's and, the principle being monotone
-  (Definition 3), every violation of the paper's set is found too.
+**Inference.**  The candidate set of a target ``t`` is ``C(t) = {pi(t) : pi consistent}``; what she learns of
+``t``'s sensitive value in release ``i`` is the multiset of the values of ``C(t)`` in ``i`` (uniform over
+``C(t)``).  Write ``sig(u) = (cls_1(u), ..., cls_R(u))`` (``cls_i(u)`` the class of ``u`` in release ``i``, or
+"absent"): the presence pattern and the class in every release.
+
+*Exactness.*  ``C(t) = {u : sig(u) = sig(t)} = n_{i in P(t)} E_i(t) - U_{j not in P(t)} R_j`` (``P(t)``:
+the releases ``t`` is published in, ``R_j`` the uids of release ``j``).  ``<=``: a consistent ``pi`` maps
+``t`` to a uid with ``t``'s presence and classes.  ``>=``: for ``u`` with ``sig(u) = sig(t)``, exchanging
+the uids of ``t`` and of ``u``'s owner (or giving ``t`` the counterfeit ``u``) keeps every individual's
+presence and classes: a consistent world.  So "``t`` may be ``u``" is an equivalence relation whose blocks
+are the signature classes; every uid of a block is possible for every target of it, and no matching or flow
+is needed (the feasibility question of each ``(target, uid)`` pair is answered by the exchange).  Every
+candidate set the paper's set algebra builds from any releases (``E_a(t) n E_b(t)``, ``E_b(t) - R_a``, any
+intersection and difference of them over any set of releases) contains ``C(t)``, and ``C(t)`` is one of them
+(intersect over ``P(t)``, subtract every other release): ``C(t)`` is the fixpoint of the paper's procedure
+iterated over all releases, and the strongest inference of its adversary.
+
+**Verdict.**  ``t`` is a *violation* when ``C(t)`` breaks the protection principle (Definition 1: k-anonymity,
+distinct or entropy l-diversity, an alpha bound; any :class:`~multirelease.principles.Principle`) on the
+values of some release ``t`` is published in (with updates, a uid's value may differ between releases; every
+one is published).  For a monotone principle (Definition 3: k-anonymity, distinct l-diversity) this is the
+same as "some candidate set she can build breaks it", since each contains ``C(t)``; for a non-monotone one
+(entropy l-diversity, alpha) the attack judges what she actually knows, ``C(t)``, not its supersets.
+Assumption: she finds ``t``'s class in every release it is published in, as the paper grants; where
+generalized regions overlap a real adversary may know less (larger candidate sets).
+
+**Witness.**  For each violating uid, ``releases`` is an inclusion-minimal set of releases whose combination
+alone already breaks the principle (dropping any one of them gives a set that passes), with ``present_in`` /
+``absent_from`` splitting it, ``candidates`` the set built from those releases only (``{u : cls_i(u) =
+cls_i(t)`` for ``i`` in ``releases}``), ``judged`` the release whose values break it.  A witness of three
+releases is a breach that no pair of releases shows.
 
 Presence is what the releases show: a record is in release ``i`` when its uid is published there (a record
 the publisher suppressed is not in the release).  Counterfeit rows carry uids like real ones and count as
@@ -29,14 +55,15 @@ overlap ``E1``'s, a target inserted between ``a`` and ``b`` whose quasi-identifi
 only, persistent values: ``Id(E1)`` is contained in ``Id(L)``).  Where ``L`` holds fewer copies of a value
 than ``E1`` (a deletion happened), the assumption fails and the pair is skipped (listed in ``notes``).  With
 the population of both releases (``view.population``), the targets are the individuals inserted between them
-whose QI points fall in ``E1`` and ``E2``; otherwise each position ``(E1, E2)`` counts as one target.
+whose QI points fall in ``E1`` and ``E2``; otherwise each position ``(E1, E2)`` counts as one target.  This
+variant stays pairwise: the paper defines it for two releases.
 
-Cost with uids: ``O(R^2 n log n)`` numpy work for ``R`` releases of ``n`` tracked records (one sort per
-release pair and kind); the 41 releases of 10,000 Adult records take a few seconds.
+Cost with uids: one lexicographic sort of the ``(n, R)`` signature matrix and one sort per release (``R``
+releases of ``n`` tracked records), then, per violating signature block, ``O(R |U|)`` for its intersection
+set and ``O(R^2 |U|)`` per listed witness (``U``: the uids sharing a class with the target somewhere).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,129 +76,14 @@ from multirelease.release import Release, comparable
 from multirelease.sequence import SequenceView
 
 from .base import AttackBase, AttackResult, Progress
+from .intersection_core import (Tracked, intersection_only_fails, judge_blocks, minimal_releases,
+                                signature_blocks, tracked, tracked_candidate_sets)
 
 __all__ = ["Intersection", "tracked_candidate_sets"]
 
 
-@dataclass
-class _Tracked:
-    """The releases in uid space: ``cls[i, u]`` is the class of uid ``u`` in release ``i`` (-1 when absent),
-    ``sens[i, u]`` its sensitive value code there."""
-
-    uids: np.ndarray
-    cls: np.ndarray
-    sens: np.ndarray
-    values: np.ndarray
-    group_ids: list  # per release: published group id of each class
-
-
-def _tracked(releases: tuple[Release, ...]) -> _Tracked:
-    all_uids = np.concatenate([np.asarray(r.uid, dtype=object) for r in releases])
-    codes, uniq = pd.factorize(pd.Series(all_uids, dtype=object).astype(str))
-    all_vals = np.concatenate([np.asarray(r.sensitive, dtype=object) for r in releases])
-    vcodes, vuniq = pd.factorize(pd.Series(all_vals, dtype=object).astype(str), sort=True)
-    n_u = len(uniq)
-    cls = np.full((len(releases), n_u), -1, dtype=np.int64)
-    sens = np.full((len(releases), n_u), -1, dtype=np.int64)
-    off = 0
-    group_ids = []
-    for i, r in enumerate(releases):
-        idx = codes[off:off + len(r)]
-        if len(np.unique(idx)) != len(idx):
-            dup = pd.Series(np.asarray(r.uid, dtype=object)).astype(str)
-            first = dup[dup.duplicated()].iloc[0]
-            raise InputError(f"uid '{first}' appears twice in release {i + 1}", key="column uid")
-        cls[i, idx] = r.classes
-        sens[i, idx] = vcodes[off:off + len(r)]
-        off += len(r)
-        if r.n_classes:
-            _, first = np.unique(r.classes, return_index=True)
-            gid = np.asarray(r.group)[first] if r.group is not None else np.arange(1, r.n_classes + 1)
-        else:
-            gid = np.zeros(0, dtype=np.int64)
-        group_ids.append(np.asarray(gid, dtype=np.int64))
-    return _Tracked(uids=np.asarray(uniq, dtype=object), cls=cls, sens=sens, values=np.asarray(vuniq, dtype=object),
-                    group_ids=group_ids)
-
-
-def _judge(key: np.ndarray, vals: np.ndarray, n_values: int, principle: Principle
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Judge the candidate sets ``{members with equal key}``.
-
-    Returns ``(group_key, size, distinct, ok)`` per distinct key.  One sort for k-anonymity and distinct
-    l-diversity; a dense ``(groups, values)`` count matrix for any other principle.
-    """
-    if not len(key):
-        z = np.zeros(0, dtype=np.int64)
-        return z, z, z, np.zeros(0, dtype=bool)
-    v = max(n_values, 1)
-    s = np.sort(key * v + vals)
-    g = s // v
-    new_group = np.empty(len(s), dtype=bool)
-    new_group[0] = True
-    np.not_equal(g[1:], g[:-1], out=new_group[1:])
-    new_pair = np.empty(len(s), dtype=bool)
-    new_pair[0] = True
-    np.not_equal(s[1:], s[:-1], out=new_pair[1:])
-    gid = np.cumsum(new_group) - 1
-    size = np.bincount(gid)
-    distinct = np.bincount(gid, weights=new_pair).astype(np.int64)
-    gkey = g[new_group]
-    if principle.alpha is None and (principle.l <= 1 or principle.l_kind == "distinct"):
-        ok = size >= principle.k
-        if principle.l > 1:
-            ok &= distinct >= principle.l
-    else:
-        counts = np.zeros((len(gkey), v), dtype=np.int64)
-        pair_g = gid[new_pair]
-        pair_v = (s % v)[new_pair]
-        pair_n = np.diff(np.r_[np.flatnonzero(new_pair), len(s)])
-        counts[pair_g, pair_v] = pair_n
-        ok = principle.classes_ok(counts)
-    return gkey, size, distinct, ok
-
-
-def tracked_candidate_sets(view: SequenceView, principle: Principle):
-    """``(tracked, pairs)``: the releases in uid space and a generator of ``(kind, a, b, key_of_member, members,
-    gkey, size, distinct, ok)`` for every release pair (``a`` and ``b`` from 0).
-
-    ``kind`` is ``"intersection"`` (``a < b``; keys ``cls_a * n_b + cls_b``, judged on the values of ``a`` and
-    of ``b``: ``ok`` is their conjunction) or ``"difference"`` (``a != b``: members of ``b`` absent from ``a``,
-    keyed by their class in ``b``).  ``members`` are uid indices of :func:`_tracked`.
-    """
-    tr = _tracked(view.releases)
-    return tr, _pairs(tr, principle)
-
-
-def _pairs(tr: _Tracked, principle: Principle):
-    n_rel = tr.cls.shape[0]
-    nv = len(tr.values)
-    present = tr.cls >= 0
-    for a in range(n_rel):
-        for b in range(n_rel):
-            if a == b:
-                continue
-            if a < b:
-                both = np.flatnonzero(present[a] & present[b])
-                if len(both):
-                    nb = int(tr.cls[b].max()) + 1
-                    key = tr.cls[a, both] * nb + tr.cls[b, both]
-                    va, vb = tr.sens[a, both], tr.sens[b, both]
-                    gk, size, distinct, ok = _judge(key, vb, nv, principle)
-                    if not np.array_equal(va, vb):
-                        gk2, size2, distinct2, ok2 = _judge(key, va, nv, principle)
-                        ok = ok & ok2
-                        distinct = np.minimum(distinct, distinct2)
-                    yield "intersection", a, b, key, both, gk, size, distinct, ok
-            only = np.flatnonzero(present[b] & ~present[a])
-            if len(only):
-                key = tr.cls[b, only]
-                gk, size, distinct, ok = _judge(key, tr.sens[b, only], nv, principle)
-                yield "difference", a, b, key, only, gk, size, distinct, ok
-
-
 class Intersection(AttackBase):
-    """The intersection and difference attacks of Barbosa et al., section 4, on every pair of releases.
+    """The intersection and difference attacks of Barbosa et al., section 4, over every release at once.
 
     Parameters
     ----------
@@ -188,13 +100,16 @@ class Intersection(AttackBase):
 
     Notes
     -----
-    ``summary``: ``violations`` (targets with a candidate set that breaks the principle),
-    ``intersection_violations`` and ``difference_violations`` (targets broken by each kind), ``targets``
-    (tracked records examined, or target positions without uids), ``pairs`` (release pairs examined),
-    ``min_candidates`` (the smallest candidate set over all targets and pairs), ``min_l_distinct`` (its fewest
-    distinct sensitive values).  ``targets`` lists each violating target once (its first violation in release
-    pair order) with its candidate set as the witness; ``worst["violations"]`` is the most severe one (fewest
-    distinct sensitive values, then fewest records).  Exact: the candidate sets are computed, not estimated.
+    With uids (the module docstring defines the inference): ``violations`` (targets whose exact candidate
+    set ``C(t)`` breaks the principle), split into ``intersection_violations`` (the intersection of ``t``'s
+    classes over the releases it is published in already breaks it) and ``difference_violations`` (the breach
+    needs the releases ``t`` is absent from); ``targets`` (tracked records), ``releases`` (releases combined),
+    ``pairs`` (release pairs, ``R (R - 1) / 2``: every pair's sets are covered), ``min_candidates`` (the
+    smallest ``C(t)``), ``min_l_distinct`` (the fewest distinct sensitive values of a ``C(t)`` in a release
+    ``t`` is published in).  ``targets`` lists violating targets (uid order of first publication) with their
+    witness (the releases that break them); ``worst["violations"]`` is the most severe one (fewest distinct
+    values, then fewest records).  Without uids (insertion-only, pairwise): the same names, ``targets``
+    counting target positions.  Exact: the candidate sets are computed, not estimated.
     """
 
     name = "intersection"
@@ -207,7 +122,7 @@ class Intersection(AttackBase):
         "max_listed": Interval(int, 0, None),
     }
     defaults = {"l_kind": "distinct", "max_listed": 100}
-    metrics = ("violations", "intersection_violations", "difference_violations", "targets", "pairs",
+    metrics = ("violations", "intersection_violations", "difference_violations", "targets", "releases", "pairs",
                "min_candidates", "min_l_distinct")
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
@@ -235,8 +150,7 @@ class Intersection(AttackBase):
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         if not view.releases:
             raise InputError("the intersection attack needs at least one release")
-        tracked = all(r.uid is not None for r in view.releases)
-        if tracked:
+        if all(r.uid is not None for r in view.releases):
             return self._run_tracked(view, progress)
         if any(r.uid is not None for r in view.releases):
             raise InputError("some releases carry uids and others do not: give uids in every release or none",
@@ -246,99 +160,73 @@ class Intersection(AttackBase):
     # ------------------------------------------------------------------ with record tracking
     def _run_tracked(self, view: SequenceView, progress: Progress | None) -> AttackResult:
         principle = self.principle
-        tr, pairs = tracked_candidate_sets(view, principle)
+        tr = tracked(view.releases)
         n_u = len(tr.uids)
         n_rel = len(view.releases)
-        violated = np.zeros(n_u, dtype=bool)
-        by_kind = {"intersection": np.zeros(n_u, dtype=bool), "difference": np.zeros(n_u, dtype=bool)}
-        first: dict[int, tuple] = {}  # uid index -> (kind, a, b, key)
-        worst = None  # (distinct, size, order, kind, a, b, key, uid index)
-        min_size, min_distinct = None, None
-        total = n_rel
-        for kind, a, b, key, members, gk, size, distinct, ok in pairs:
-            if progress is not None and b == n_rel - 1 and kind == "difference":
-                progress(a + 1, total, f"release {a + 1}")
-            if len(size):
-                s0, d0 = int(size.min()), int(distinct.min())
-                min_size = s0 if min_size is None else min(min_size, s0)
-                min_distinct = d0 if min_distinct is None else min(min_distinct, d0)
-            if ok.all():
-                continue
-            bad_keys = gk[~ok]
-            hit = np.isin(key, bad_keys)
-            hit_uids = members[hit]
-            by_kind[kind][hit_uids] = True
-            new = hit_uids[~violated[hit_uids]]
-            if len(new):
-                new_keys = key[hit][~violated[hit_uids]]
-                for u, kk in zip(new.tolist(), new_keys.tolist()):
-                    first[u] = (kind, a, b, kk)
-                violated[new] = True
-            bad = np.flatnonzero(~ok)
-            j = bad[np.lexsort((size[bad], distinct[bad]))[0]]
-            cand = (int(distinct[j]), int(size[j]))
-            if worst is None or cand < worst[0]:
-                u = int(members[np.flatnonzero(key == gk[j])[0]])
-                worst = (cand, kind, a, b, int(gk[j]), u)
+        block, rep = signature_blocks(tr)
+        verdicts = judge_blocks(tr, block, len(rep), principle, progress)
+        bad_blocks = np.flatnonzero(~verdicts.ok)
+        # the intersection over the releases published in, absences unused, judged once per violating block
+        inter = np.zeros(len(rep), dtype=bool)
+        for b in bad_blocks.tolist():
+            inter[b] = intersection_only_fails(tr, int(rep[b]), principle)
         if progress is not None:
-            progress(total, total, "done")
+            progress(n_rel, n_rel, "done")
+        violated = ~verdicts.ok[block]
         n_viol = int(violated.sum())
-        order = np.flatnonzero(violated)
-        targets = []
-        cache: dict[tuple, dict] = {}
-        for u in order[: self.config["max_listed"]].tolist():
-            kind, a, b, kk = first[u]
-            targets.append(self._witness(tr, u, kind, a, b, kk, cache))
+        n_inter = int(inter[block].sum())
+        listed = np.flatnonzero(violated)[: self.config["max_listed"]]
+        cache: dict[int, dict] = {}
+        targets = [self._witness(tr, int(u), int(block[u]), int(rep[block[u]]), verdicts, principle, cache)
+                   for u in listed.tolist()]
+        worst_doc: dict[str, Any] = {}
+        if len(bad_blocks):
+            j = bad_blocks[np.lexsort((verdicts.size[bad_blocks], verdicts.distinct[bad_blocks]))[0]]
+            worst_doc["violations"] = self._witness(tr, int(rep[j]), int(j), int(rep[j]), verdicts, principle,
+                                                   cache)
         summary = {
             "violations": n_viol,
-            "intersection_violations": int(by_kind["intersection"].sum()),
-            "difference_violations": int(by_kind["difference"].sum()),
+            "intersection_violations": n_inter,
+            "difference_violations": n_viol - n_inter,
             "targets": n_u,
+            "releases": n_rel,
             "pairs": n_rel * (n_rel - 1) // 2,
-            "min_candidates": int(min_size or 0),
-            "min_l_distinct": int(min_distinct or 0),
+            "min_candidates": int(verdicts.size.min()) if len(rep) else 0,
+            "min_l_distinct": int(verdicts.distinct.min()) if len(rep) else 0,
         }
-        notes = [f"principle: {principle.describe()}", "record tracking by uid; presence from the published uids"]
+        notes = [f"principle: {principle.describe()}",
+                 "record tracking by uid; presence from the published uids; candidate sets over all releases "
+                 "(one per presence-and-class signature)"]
         if n_viol > len(targets):
             notes.append(f"{n_viol - len(targets)} more violating targets not listed (max_listed)")
-        worst_doc: dict[str, Any] = {}
-        if worst is not None:
-            _, kind, a, b, kk, u = worst
-            worst_doc["violations"] = self._witness(tr, u, kind, a, b, kk, cache)
         return AttackResult(attack=self.name, summary=summary, exact=True, worst=worst_doc, targets=tuple(targets),
-                            notes=tuple(notes))
+                            notes=tuple(notes), stats={"signatures": int(len(rep))})
 
-    def _witness(self, tr: _Tracked, u: int, kind: str, a: int, b: int, key: int, cache: dict) -> dict:
-        """One target's violation: its uid, the attack, the releases (from 1), the classes and the candidate
-        set (uids and sensitive-value counts)."""
-        ck = (kind, a, b, key)
-        if ck not in cache:
-            if kind == "intersection":
-                members = np.flatnonzero((tr.cls[a] == tr.cls[a, u]) & (tr.cls[b] == tr.cls[b, u]))
-                rels = [a, b]
-            else:
-                members = np.flatnonzero((tr.cls[b] == tr.cls[b, u]) & (tr.cls[a] < 0))
-                rels = [b]
-            counts: dict[str, int] = {}
-            for i in rels:
-                vals, cnt = np.unique(tr.sens[i, members], return_counts=True)
-                c = {str(tr.values[v]): int(n) for v, n in zip(vals, cnt)}
-                counts = c if not counts or len(c) < len(counts) else counts
-            cache[ck] = {
+    @staticmethod
+    def _witness(tr: Tracked, u: int, b: int, r: int, verdicts, principle: Principle, cache: dict) -> dict:
+        """One target's violation: its uid, an inclusion-minimal set of releases (from 1) whose combination
+        breaks the principle, the candidate set those releases give (uids, and the sensitive-value counts of
+        the release judged) and the size of the exact all-release set.  Computed once per signature block
+        (``r``: its representative uid)."""
+        if b not in cache:
+            rels, members, judged = minimal_releases(tr, r, principle)
+            on = [i for i in rels if tr.cls[i, r] >= 0]
+            vals, cnt = np.unique(tr.sens[judged, members], return_counts=True)
+            counts = {str(tr.values[v]): int(n) for v, n in zip(vals, cnt)}
+            cache[b] = {
+                "attack": "intersection" if len(on) == len(rels) else "difference",
+                "releases": [i + 1 for i in rels],
+                "present_in": [i + 1 for i in on],
+                "absent_from": [i + 1 for i in rels if tr.cls[i, r] < 0],
+                "groups": [int(tr.group_ids[i][tr.cls[i, r]]) for i in on],
                 "candidates": sorted(str(x) for x in tr.uids[members]),
                 "size": int(len(members)),
+                "judged": judged + 1,
                 "sensitive": counts,
                 "l_distinct": len(counts),
+                "exact_size": int(verdicts.size[b]),
             }
-        w = cache[ck]
-        doc = {"uid": str(tr.uids[u]), "attack": kind, "releases": [a + 1, b + 1]}
-        if kind == "intersection":
-            doc["groups"] = [int(tr.group_ids[a][tr.cls[a, u]]), int(tr.group_ids[b][tr.cls[b, u]])]
-        else:
-            doc["absent_from"] = a + 1
-            doc["group"] = int(tr.group_ids[b][tr.cls[b, u]])
-        doc.update(w)
-        return doc
+        return {"uid": str(tr.uids[u]), **cache[b]}
 
     # ------------------------------------------------------------------ without uids (insertions only)
     def _run_untracked(self, view: SequenceView, progress: Progress | None) -> AttackResult:
@@ -423,7 +311,7 @@ class Intersection(AttackBase):
             notes.append(f"{skipped} class(es) skipped: the later release lost some of their values "
                          "(a deletion breaks the insertion-only assumption)")
         summary = {"violations": violations, "intersection_violations": 0, "difference_violations": violations,
-                   "targets": n_targets, "pairs": n_pairs, "min_candidates": int(min_size or 0),
+                   "targets": n_targets, "releases": len(rels), "pairs": n_pairs, "min_candidates": int(min_size or 0),
                    "min_l_distinct": int(min_distinct or 0)}
         worst_doc = {"violations": worst[1]} if worst is not None else {}
         return AttackResult(attack=self.name, summary=summary, exact=True, worst=worst_doc, targets=tuple(targets),

@@ -187,9 +187,11 @@ def test_attack_agrees_with_oracle(rels, k, l):
     principle = Principle(k=k, l=l)
     releases = [_tracked_release([(u, c, v) for u, (c, v) in r.items()]) for r in rels]
     res = Intersection(principle=principle, max_listed=10_000).run(_view(releases))
-    expected = _oracle(rels, principle)
-    assert _violators(res) == expected
-    assert res.summary["violations"] == len(expected)
+    pairwise = _oracle(rels, principle)
+    # each two-release set contains the all-release candidate set and the principle is monotone: every pairwise
+    # breach is found (the all-release sets may break more: tests/test_intersection_all_releases.py)
+    assert pairwise <= _violators(res)
+    assert res.summary["violations"] == len(_violators(res))
 
 
 # ---------------------------------------------------------------------- BPG

@@ -1,0 +1,273 @@
+"""The record-tracking engine of the intersection and difference attacks (Barbosa, Pinto, Gomes, CIKM 2012,
+section 4; ``003_9c5f9a30c53bd642.txt``), over every release at once.  :mod:`attacks.intersection` is the
+attack built on it; the adversary's inference it computes is defined there.
+
+* :func:`tracked` puts the releases in uid space (``cls[i, u]``: the class of uid ``u`` in release ``i``,
+  ``-1`` when absent);
+* :func:`signature_blocks` groups uids by their *signature*, the row ``cls[:, u]`` (presence pattern and class
+  in every release): the exact candidate sets;
+* :func:`judge_blocks` judges every block on the sensitive values of every release its uids are published in;
+* :func:`intersection_only_fails` judges the candidate set an adversary who ignores absences builds
+  (``n E_i(t)`` over the releases ``t`` is published in);
+* :func:`minimal_releases` finds, for one uid, an inclusion-minimal set of releases whose combination already
+  breaks the principle (the witness);
+* :func:`tracked_candidate_sets` keeps the paper's two-release sets (``E_a(t) n E_b(t)``, ``E_b(t) - R_a``)
+  for callers of the former pairwise attack.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from multirelease.errors import InputError
+from multirelease.principles import Principle
+from multirelease.release import Release
+from multirelease.sequence import SequenceView
+
+__all__ = ["Tracked", "tracked", "judge", "signature_blocks", "judge_blocks", "intersection_only_fails",
+           "minimal_releases", "candidate_set", "tracked_candidate_sets"]
+
+
+@dataclass
+class Tracked:
+    """The releases in uid space: ``cls[i, u]`` is the class of uid ``u`` in release ``i`` (-1 when absent),
+    ``sens[i, u]`` its sensitive value code there (-1 when absent)."""
+
+    uids: np.ndarray
+    cls: np.ndarray
+    sens: np.ndarray
+    values: np.ndarray
+    group_ids: list  # per release: published group id of each class
+    order: np.ndarray = None  # order[i]: uid indices sorted by their class in release i (absent first)
+    starts: list = None  # starts[i][c]: where class c begins in order[i] (one sentinel at the end)
+
+    def __post_init__(self) -> None:
+        if self.order is None:
+            self.order = np.argsort(self.cls, axis=1, kind="stable")
+            self.starts = [np.searchsorted(row[o], np.arange(len(g) + 1))
+                           for row, o, g in zip(self.cls, self.order, self.group_ids)]
+
+    def members(self, i: int, c: int) -> np.ndarray:
+        """uid indices of class ``c`` of release ``i`` (ascending)."""
+        return self.order[i, self.starts[i][c]:self.starts[i][c + 1]]
+
+
+def tracked(releases: tuple[Release, ...]) -> Tracked:
+    """The releases in uid space; a uid published twice in one release is bad input."""
+    all_uids = np.concatenate([np.asarray(r.uid, dtype=object) for r in releases])
+    codes, uniq = pd.factorize(pd.Series(all_uids, dtype=object).astype(str))
+    all_vals = np.concatenate([np.asarray(r.sensitive, dtype=object) for r in releases])
+    vcodes, vuniq = pd.factorize(pd.Series(all_vals, dtype=object).astype(str), sort=True)
+    n_u = len(uniq)
+    cls = np.full((len(releases), n_u), -1, dtype=np.int64)
+    sens = np.full((len(releases), n_u), -1, dtype=np.int64)
+    off = 0
+    group_ids = []
+    for i, r in enumerate(releases):
+        idx = codes[off:off + len(r)]
+        if len(np.unique(idx)) != len(idx):
+            dup = pd.Series(np.asarray(r.uid, dtype=object)).astype(str)
+            first = dup[dup.duplicated()].iloc[0]
+            raise InputError(f"uid '{first}' appears twice in release {i + 1}", key="column uid")
+        cls[i, idx] = r.classes
+        sens[i, idx] = vcodes[off:off + len(r)]
+        off += len(r)
+        if r.n_classes:
+            _, first = np.unique(r.classes, return_index=True)
+            gid = np.asarray(r.group)[first] if r.group is not None else np.arange(1, r.n_classes + 1)
+        else:
+            gid = np.zeros(0, dtype=np.int64)
+        group_ids.append(np.asarray(gid, dtype=np.int64))
+    return Tracked(uids=np.asarray(uniq, dtype=object), cls=cls, sens=sens, values=np.asarray(vuniq, dtype=object),
+                   group_ids=group_ids)
+
+
+def judge(key: np.ndarray, vals: np.ndarray, n_values: int, principle: Principle
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Judge the candidate sets ``{members with equal key}`` on the values ``vals`` of their members.
+
+    Returns ``(group_key, size, distinct, ok)`` per distinct key, keys ascending.  One sort for k-anonymity
+    and distinct l-diversity; a dense ``(groups, values)`` count matrix for any other principle.
+    """
+    if not len(key):
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z, np.zeros(0, dtype=bool)
+    v = max(n_values, 1)
+    s = np.sort(key * v + vals)
+    g = s // v
+    new_group = np.empty(len(s), dtype=bool)
+    new_group[0] = True
+    np.not_equal(g[1:], g[:-1], out=new_group[1:])
+    new_pair = np.empty(len(s), dtype=bool)
+    new_pair[0] = True
+    np.not_equal(s[1:], s[:-1], out=new_pair[1:])
+    gid = np.cumsum(new_group) - 1
+    size = np.bincount(gid)
+    distinct = np.bincount(gid, weights=new_pair).astype(np.int64)
+    gkey = g[new_group]
+    if principle.alpha is None and (principle.l <= 1 or principle.l_kind == "distinct"):
+        ok = size >= principle.k
+        if principle.l > 1:
+            ok &= distinct >= principle.l
+    else:
+        counts = np.zeros((len(gkey), v), dtype=np.int64)
+        pair_g = gid[new_pair]
+        pair_v = (s % v)[new_pair]
+        pair_n = np.diff(np.r_[np.flatnonzero(new_pair), len(s)])
+        counts[pair_g, pair_v] = pair_n
+        ok = principle.classes_ok(counts)
+    return gkey, size, distinct, ok
+
+
+# ---------------------------------------------------------------------- all releases at once
+def signature_blocks(tr: Tracked) -> tuple[np.ndarray, np.ndarray]:
+    """``(block, rep)``: ``block[u]`` numbers the distinct signatures ``cls[:, u]`` (0..B-1), ``rep[b]`` is the
+    first uid (by index) of block ``b``.  One lexicographic sort of the ``(uids, releases)`` matrix."""
+    n_u = tr.cls.shape[1]
+    if n_u == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    _, rep, block = np.unique(tr.cls.T, axis=0, return_index=True, return_inverse=True)
+    return block.reshape(-1).astype(np.int64), rep.astype(np.int64)
+
+
+@dataclass
+class BlockVerdicts:
+    """Per signature block: ``size``; ``distinct`` (fewest distinct sensitive values over the releases its
+    uids are published in); ``ok`` (the principle holds in every one of them)."""
+
+    size: np.ndarray
+    distinct: np.ndarray
+    ok: np.ndarray
+
+
+def judge_blocks(tr: Tracked, block: np.ndarray, n_blocks: int, principle: Principle, progress=None
+                 ) -> BlockVerdicts:
+    """Judge every block on every release: the members of a block are published in exactly the same releases,
+    so per release the published uids are grouped by block and judged once (``R`` sorts of ``n`` keys)."""
+    n_rel = tr.cls.shape[0]
+    size = np.bincount(block, minlength=n_blocks).astype(np.int64)
+    distinct = np.full(n_blocks, np.iinfo(np.int64).max, dtype=np.int64)
+    ok = np.ones(n_blocks, dtype=bool)
+    nv = len(tr.values)
+    for i in range(n_rel):
+        if progress is not None:
+            progress(i, n_rel, f"release {i + 1}")
+        present = np.flatnonzero(tr.cls[i] >= 0)
+        gk, _, dist, good = judge(block[present], tr.sens[i, present], nv, principle)
+        np.minimum.at(distinct, gk, dist)
+        ok[gk] &= good
+    distinct[distinct == np.iinfo(np.int64).max] = 0  # a uid published nowhere (cannot happen with uids)
+    return BlockVerdicts(size=size, distinct=distinct, ok=ok)
+
+
+def _universe(tr: Tracked, u: int) -> np.ndarray:
+    """Every uid sharing a class with ``u`` in some release ``u`` is published in: any candidate set built from
+    a set of releases holding at least one of those lies inside it."""
+    present = np.flatnonzero(tr.cls[:, u] >= 0)
+    return np.unique(np.concatenate([tr.members(i, tr.cls[i, u]) for i in present.tolist()]))
+
+
+def _fails(tr: Tracked, u: int, cols: np.ndarray, agree: np.ndarray, rels: np.ndarray, principle: Principle
+           ) -> tuple[bool, np.ndarray, int]:
+    """Does the candidate set of ``u`` built from releases ``rels`` break the principle?  Returns ``(fails,
+    members, judged)``: ``judged`` is the release (of ``rels``, ``u`` published) whose values break it with the
+    fewest distinct values, else -1.  ``agree[i, j]``: ``cols[j]`` looks like ``u`` in release ``i``."""
+    on = rels[tr.cls[rels, u] >= 0]
+    if not len(on):
+        return False, np.zeros(0, dtype=np.int64), -1
+    members = cols[agree[rels].all(axis=0)]
+    nv = max(len(tr.values), 1)
+    worst, judged = None, -1
+    for i in on.tolist():
+        counts = np.bincount(tr.sens[i, members], minlength=nv)
+        if not principle.ok(counts):
+            d = int(np.count_nonzero(counts))
+            if worst is None or d < worst:
+                worst, judged = d, i
+    return judged >= 0, members, judged
+
+
+def candidate_set(tr: Tracked, u: int, rels) -> np.ndarray:
+    """The candidate set of ``u`` built from the releases ``rels`` only: the uids published in ``u``'s class
+    in each of them where ``u`` is published, and absent from each where ``u`` is absent."""
+    rels = np.asarray(sorted(rels), dtype=np.int64)
+    return np.flatnonzero((tr.cls[rels] == tr.cls[rels, u][:, None]).all(axis=0))
+
+
+def intersection_only_fails(tr: Tracked, u: int, principle: Principle) -> bool:
+    """Does ``n E_i(u)`` over the releases ``u`` is published in (absences not used) break the principle?"""
+    present = np.flatnonzero(tr.cls[:, u] >= 0)
+    cols = _universe(tr, u)
+    agree = tr.cls[:, cols] == tr.cls[:, [u]]
+    return _fails(tr, u, cols, agree, present, principle)[0]
+
+
+def minimal_releases(tr: Tracked, u: int, principle: Principle) -> tuple[list[int], np.ndarray, int]:
+    """An inclusion-minimal set of releases (from 0) whose combined candidate set of ``u`` breaks the principle
+    (no release of it can be dropped), with that set and the release judged; ``u`` must be a violation (its
+    all-release set breaks it).  Greedy deletion from all releases, releases that exclude the fewest uids of
+    :func:`_universe` tried first, repeated to a fixpoint (one pass suffices for a monotone principle: dropping
+    a release only grows the set and judges fewer releases).  The fewest releases is not searched for."""
+    n_rel = tr.cls.shape[0]
+    cols = _universe(tr, u)
+    agree = tr.cls[:, cols] == tr.cls[:, [u]]
+    keep = np.ones(n_rel, dtype=bool)
+    bad, members, judged = _fails(tr, u, cols, agree, np.arange(n_rel), principle)
+    if not bad:
+        raise ValueError(f"uid index {u} is not a violation")
+    order = np.lexsort((np.arange(n_rel), (~agree).sum(axis=1)))
+    changed = True
+    while changed:
+        changed = False
+        for i in order.tolist():
+            if not keep[i]:
+                continue
+            keep[i] = False
+            bad, m, j = _fails(tr, u, cols, agree, np.flatnonzero(keep), principle)
+            if bad:
+                members, judged, changed = m, j, True
+            else:
+                keep[i] = True
+        if principle.monotone:
+            break
+    return np.flatnonzero(keep).tolist(), members, judged
+
+
+# ---------------------------------------------------------------------- the paper's two-release sets
+def tracked_candidate_sets(view: SequenceView, principle: Principle):
+    """``(tracked, pairs)``: the releases in uid space and a generator of ``(kind, a, b, key_of_member,
+    members, gkey, size, distinct, ok)`` for every release pair (``a`` and ``b`` from 0): the two-release sets
+    of section 4, kept for callers of the former pairwise attack (each contains the all-release set).
+
+    ``kind`` is ``"intersection"`` (``a < b``; keys ``cls_a * n_b + cls_b``, judged on the values of ``a`` and
+    of ``b``: ``ok`` is their conjunction) or ``"difference"`` (``a != b``: members of ``b`` absent from ``a``,
+    keyed by their class in ``b``).  ``members`` are uid indices of :func:`tracked`.
+    """
+    tr = tracked(view.releases)
+    return tr, _pairs(tr, principle)
+
+
+def _pairs(tr: Tracked, principle: Principle):
+    n_rel = tr.cls.shape[0]
+    nv = len(tr.values)
+    present = tr.cls >= 0
+    for a in range(n_rel):
+        for b in range(n_rel):
+            if a == b:
+                continue
+            if a < b:
+                both = np.flatnonzero(present[a] & present[b])
+                if len(both):
+                    nb = int(tr.cls[b].max()) + 1
+                    key = tr.cls[a, both] * nb + tr.cls[b, both]
+                    gk, size, dist_a, ok_a = judge(key, tr.sens[a, both], nv, principle)
+                    _, _, dist_b, ok_b = judge(key, tr.sens[b, both], nv, principle)
+                    yield ("intersection", a, b, key, both, gk, size, np.minimum(dist_a, dist_b), ok_a & ok_b)
+            only_b = np.flatnonzero(present[b] & ~present[a])
+            if len(only_b):
+                key = tr.cls[b, only_b]
+                gk, size, distinct, ok = judge(key, tr.sens[b, only_b], nv, principle)
+                yield ("difference", a, b, key, only_b, gk, size, distinct, ok)
