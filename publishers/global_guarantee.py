@@ -3,33 +3,60 @@
 Problem 1 of 001: given ``l``, the published tables ``T_1*, ..., T_{k-1}*`` and the raw table ``T_k``,
 publish ``T_k*`` maximizing utility such that ``p(o, s, k) <= 1/l`` for every individual ``o`` and every
 protected value ``s``, where ``p`` is the breach probability of Definition 2 (sensitive values transient:
-they change freely between releases).  The paper's own algorithm (its ref. [9]) is not available; this module
-implements the following one.
+"the assignment in one data release is independent of the assignment in another release", section I).
+The paper's own algorithm (its ref. [9], the full version, where merging and suppression are described) is
+not available; this module implements the following one.
 
-**Budgets.**  Releases of homogeneous anonymized groups are independent in the adversary's worlds, so by
-Lemma 2 (and its exact form (*) in :mod:`solver.counting`)::
+**Survival.**  The worlds of a series of tables are the product of the worlds of each table (Definition 1
+constrains each table alone; values are free), so with ``q(o, s, j)`` the fraction of release ``j``'s
+worlds giving ``o`` the value ``s`` (section III.A; Lemma 2 is its homogeneous-class case)::
 
-    1 - p(o, s, k) = prod_j (1 - q(o, s, j, k)) =: S_k(o, s)     (the *survival* of (o, s))
+    1 - p(o, s, k) = prod_j (1 - q(o, s, j)) =: S_k(o, s)
 
-and the global guarantee is ``S_k(o, s) >= 1 - 1/l``.  The publisher keeps ``S_{k-1}`` in its state (exact
-fractions, only the entries below 1) and, for release ``k``, gives every pair the cap
+and the guarantee is ``S_k(o, s) >= 1 - 1/l``.  The state keeps ``S_{k-1}`` (exact fractions, only entries
+below 1); release ``k`` keeps the guarantee iff ``q(o, s, k) <= 1 - (1 - 1/l) / S_{k-1}(o, s)`` (the *whole*
+remaining budget) for every individual it publishes.
 
-    q(o, s, k, k) <= 1 - F_k / S_{k-1}(o, s),   F_k = (1 - 1/l) ** (min(k, K) / K)
+**Horizon.**  ``horizon = K`` keeps budget for the releases ``k+1..K``: release ``k`` may spend only its share,
+the geometric split of what is left over the ``r = max(K - k + 1, 1)`` remaining releases::
 
-where ``K`` is the parameter ``horizon``: the survival budget is spent evenly over ``K`` releases (with
-``K = 1`` the first release may spend all of it, leaving nothing for an individual's own value later - every
-later class holding it would breach).  ``F_k >= 1 - 1/l`` always, so the caps imply the guarantee.
+    q(o, s, k) <= 1 - ((1 - 1/l) / S_{k-1}(o, s)) ** (1 / r)
 
-**Partitioning.**  Mondrian (LeFevre et al.) with an extra acceptance test
-(:func:`publishers.mondrian.mondrian_partition`, ``accept``): a split is taken only when, in every part, each
-protected value's frequency ``c_s / n`` is within the cap of every member - the budgets of the individuals
-decide how far the table can be split.  Mondrian's regions are disjoint, so in the adversary's view every
-class is one homogeneous block and ``q(o, s, k, k) = c_s / n`` of ``o``'s class exactly.  The table as one
-class failing the test means no Mondrian release can keep the guarantee: :class:`InputError`.
+(for ``K = 2`` this is the even split ``(1 - 1/l) ** (k / K)`` of the survival; the last release of the
+horizon, and every later one, may spend everything).  The publisher tries ``r``, then ``r - 1``, ... ``1``:
+a release found only at ``r' < r`` keeps the guarantee now but spends budget the horizon kept for later, and
+is published only with ``shrink: true`` (the state's horizon then becomes ``k + r' - 1``); otherwise the
+refusal says how much it would spend.
 
-**Verification.**  The release is checked with the exact engine (:func:`solver.counting.analyze` on the
-release alone, free mode) and the new survivals are computed from its exact fractions, then checked
-``>= 1 - 1/l`` with rational arithmetic.  Optimality: Mondrian is a greedy heuristic (no optimum is claimed).
+**Partitioning.**  Mondrian (LeFevre et al.) with an acceptance test (:func:`publishers.mondrian.
+mondrian_partition`, ``accept``): a split is taken only when, in every part, each protected value's frequency
+``c_s / n`` is within the cap of every member.  Mondrian's regions are disjoint, so every class is one
+homogeneous block and ``q(o, s, k) = c_s / n`` of ``o``'s class.  When the table as one class fails (some
+member's cap is below the value's frequency in the whole table), *merging* tries the other way round: the
+finest Mondrian split tree (``k`` only), whose sibling classes are merged back into their parent, bottom up,
+wherever a class breaks a member's cap - a finer class can put a member with little budget left away from a
+value.  Suppressing a record (dropping it) is not a candidate: the adversary knows who is in each snapshot
+(the attack's population is the snapshot), and fully generalizing a record is what merging does.
+
+**Refusals** (:class:`Refusal`, an :class:`InputError`, one line, ``kind``):
+
+* ``impossible`` - proven for *every* release of the snapshot: in every world of a release publishing the
+  ``n`` records with their values, exactly ``c_s`` individuals hold ``s``, so ``sum_o q(o, s, k) = c_s``;
+  when the whole budgets left sum to less than ``c_s`` (or a member holds ``s`` with no budget left for it)
+  no release can keep the guarantee;
+* ``most_general`` - the most general release (the snapshot as one class) breaks the guarantee by the exact
+  count, and merging found no release either (a finer release that the merging tree does not contain may
+  exist: this is not a proof);
+* ``budget`` - a release keeps the guarantee now but spends more than the horizon's share (how much: the
+  worst pair's ``q`` against its share, and the horizon the release fits);
+* ``check`` / ``unknown`` - the release failed its own check (below), or the check could not decide.
+
+**Own check.**  Every release is checked before it is returned: by the possible-worlds attack
+(``ATTACKS["possible_worlds"]``, :meth:`~attacks.base.AttackResult.interval`) on the release as published,
+``max_breach <= 1/l`` (001, Lemma 1: ``q <= p``) and ``min_linkability >= l`` over its whole proven
+interval; and by the exact engine (:func:`solver.counting.analyze`, free mode, exact fractions) for the new
+survivals ``S_k(o, s) >= 1 - 1/l`` of every individual and protected value - the global guarantee over the
+whole sequence.  Optimality: Mondrian is a greedy heuristic (no optimum is claimed).
 
 State (JSON): ``{"releases": k, "horizon": K, "l": l, "values": [...], "survival": {id: {value: "a/b"}}}``.
 Releases of *other* publishers in the same sequence are not in this state (a publisher sees its own state).
@@ -41,9 +68,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from multirelease.errors import InputError, SolverError
-from multirelease.params import Interval, ListOf, Text
+from multirelease.errors import InputError
+from multirelease.params import Boolean, Interval, ListOf, Text
 from multirelease.principles import Principle
+from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from solver.counting import analyze
 from solver.worlds import problem_from_arrays
@@ -51,26 +79,72 @@ from solver.worlds import problem_from_arrays
 from .base import PublisherBase, PublishResult
 from .mondrian import _factorize, mondrian_partition, release_from_partition
 
-__all__ = ["GlobalGuarantee", "survival_caps"]
+__all__ = ["GlobalGuarantee", "Refusal", "remaining_caps"]
 
 #: safety margin of the floating-point caps (the exact check follows)
 _EPS = 1e-9
 
 
-def survival_caps(survival: Mapping[str, Mapping[str, str]], ids: Sequence[str], values: Sequence[str], l: float,
-                  k: int, horizon: int) -> np.ndarray:
-    """``(n, V)`` float caps on ``q(o, s, k, k)`` for the individuals ``ids`` and protected ``values``."""
-    floor = (1 - 1 / l) ** (min(k, horizon) / horizon)
-    caps = np.full((len(ids), len(values)), 1 - floor, dtype=np.float64)
+class Refusal(InputError):
+    """A release the publisher does not write: ``kind`` is ``impossible``, ``most_general``, ``budget``,
+    ``check`` or ``unknown`` (module docstring); ``witness`` holds the individual, value and figures."""
+
+    def __init__(self, problem: str, kind: str, **witness):
+        super().__init__(problem)
+        self.kind = kind
+        self.witness = witness
+
+
+def _fraction(x: float) -> Fraction:
+    return Fraction(x).limit_denominator(10**6)
+
+
+def remaining_caps(survival: Mapping[str, Mapping[str, str]], ids: Sequence[str], values: Sequence[str], l: float,
+                   remaining: int) -> np.ndarray:
+    """``(n, V)`` float caps on ``q(o, s, k)``: the share ``1 - ((1 - 1/l) / S(o, s)) ** (1 / remaining)`` of
+    the budget each pair has left (``remaining = 1``: all of it)."""
+    floor = 1 - 1 / l
+    surv = np.ones((len(ids), len(values)), dtype=np.float64)
     col = {v: j for j, v in enumerate(values)}
     for i, o in enumerate(ids):
-        entry = survival.get(str(o))
-        if not entry:
-            continue
-        for s, text in entry.items():
+        for s, text in (survival.get(str(o)) or {}).items():
             if s in col:
-                caps[i, col[s]] = 1 - floor / float(Fraction(text))
-    return caps - _EPS
+                surv[i, col[s]] = float(Fraction(text))
+    return 1 - np.minimum(floor / surv, 1.0) ** (1 / remaining) - _EPS
+
+
+def _split_tree(codes: np.ndarray, sens: np.ndarray, attributes, k: int) -> tuple[list[np.ndarray], list[list[int]]]:
+    """The finest Mondrian split tree under k-anonymity: its nodes (row sets, root first) and each node's
+    children.  :func:`mondrian_partition` calls ``accept`` on the root and on the parts of every split it
+    takes (always the first allowable one when ``accept`` is always true): recording those calls is the tree."""
+    nodes: list[np.ndarray] = []
+    children: list[list[int]] = []
+    label = np.full(len(codes), -1, dtype=np.int64)
+
+    def record(rows: np.ndarray) -> bool:
+        parent = int(label[rows[0]])
+        nodes.append(rows)
+        children.append([])
+        if parent >= 0:
+            children[parent].append(len(nodes) - 1)
+        label[rows] = len(nodes) - 1
+        return True
+
+    mondrian_partition(codes, sens, attributes, Principle(k=k), accept=record)
+    return nodes, children
+
+
+def _merge(nodes: list[np.ndarray], children: list[list[int]], accept) -> list[np.ndarray] | None:
+    """Bottom-up merging over the split tree: a node keeps its children's classes when every child has a
+    solution, else becomes one class if ``accept`` holds for it; ``None`` when the root has no solution."""
+    solution: list[list[np.ndarray] | None] = [None] * len(nodes)
+    for i in reversed(range(len(nodes))):  # children are recorded after their parent
+        ch = children[i]
+        if ch and all(solution[c] is not None for c in ch):
+            solution[i] = [p for c in ch for p in solution[c]]
+        elif accept(nodes[i]):
+            solution[i] = [nodes[i]]
+    return solution[0] if nodes else []
 
 
 class GlobalGuarantee(PublisherBase):
@@ -84,15 +158,17 @@ class GlobalGuarantee(PublisherBase):
         The protected sensitive values (default: every value).
     horizon : int >= 1, default 2
         Releases over which the survival budget is spread (module docstring).
+    shrink : bool, default false
+        Publish a release that spends more than the horizon's share (the horizon shrinks) instead of refusing.
     k : int >= 1, default 1
         Optional k-anonymity of every class as well.
     """
 
     name = "global_guarantee"
     params = {"l": Interval(float, 1, None, closed="neither"), "values": ListOf(Text()),
-              "horizon": Interval(int, 1, None), "k": Interval(int, 1, None)}
+              "horizon": Interval(int, 1, None), "shrink": Boolean(), "k": Interval(int, 1, None)}
     required = ("l",)
-    defaults = {"horizon": 2, "k": 1}
+    defaults = {"horizon": 2, "k": 1, "shrink": False}
     guarantee = "global_guarantee"
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
@@ -101,52 +177,160 @@ class GlobalGuarantee(PublisherBase):
         attributes = self.published_attributes(snapshot, attributes, need_sensitive=True)
         state = dict(state or {})
         l = float(self.config["l"])
-        horizon = int(self.config["horizon"])
+        horizon = min(int(self.config["horizon"]), int(state.get("horizon", self.config["horizon"])))
         k = int(state.get("releases", 0)) + 1
         survival = {str(o): dict(v) for o, v in (state.get("survival") or {}).items()}
         sens = np.asarray(snapshot.sensitive, dtype=object).astype(str)
         protected = self.config.get("values")
         protected = sorted(set(sens)) if protected is None else [str(v) for v in protected]
         ids = [str(x) for x in snapshot.ids]
-        caps = survival_caps(survival, ids, protected, l, k, horizon)
-        # per row, the column of its protected value (-1: not protected)
         col = {v: j for j, v in enumerate(protected)}
         pcode = np.array([col.get(v, -1) for v in sens], dtype=np.int64)
-        P = len(protected)
+        quasi = [n for n in attributes if schema[n].is_quasi]
+        cols = [list(schema.quasi).index(n) for n in quasi]
+        codes, scodes, qattrs = snapshot.qi_codes[:, cols], _factorize(snapshot.sensitive), [schema[n] for n in quasi]
+        kk = int(self.config["k"])
+        remaining = max(horizon - k + 1, 1)
+        tree = None
+        parts, fits = None, remaining
+        for r in range(remaining, 0, -1):
+            accept = self._accept(pcode, len(protected), remaining_caps(survival, ids, protected, l, r))
+            try:
+                parts = mondrian_partition(codes, scodes, qattrs, Principle(k=kk), accept=accept)
+            except InputError:
+                if len(snapshot) < kk:
+                    raise InputError(f"{self.name}: release {k} has {len(snapshot)} records, fewer than k = {kk}")
+                tree = tree or _split_tree(codes, scodes, qattrs, kk)
+                parts = _merge(*tree, accept)
+            if parts is not None:
+                fits = r
+                break
+        if parts is None:
+            self._impossible(snapshot, attributes, survival, protected, sens, ids, l, k)
+            parts, fits = [np.arange(len(snapshot))], 1  # the most general release keeps it (exactly)
+        if fits < remaining and not self.config["shrink"]:
+            raise self._over_budget(parts, survival, ids, protected, pcode, l, k, horizon, remaining, fits)
+        release, truth = release_from_partition(snapshot, attributes, parts, rng)
+        self._attack_check(release, truth, snapshot, protected, l, k)
+        survival = self._update(release, snapshot, survival, protected, l, k)
+        new_state = {"releases": k, "horizon": horizon if fits == remaining else k + fits - 1, "l": l,
+                     "values": list(protected), "survival": survival}
+        return PublishResult(release=release, truth=truth, state=new_state)
 
+    # ------------------------------------------------------------------ budgets
+    @staticmethod
+    def _accept(pcode: np.ndarray, n_values: int, caps: np.ndarray):
         def accept(rows: np.ndarray) -> bool:
             pc = pcode[rows]
             pc = pc[pc >= 0]
             if not len(pc):
                 return True
-            freq = np.bincount(pc, minlength=P) / len(rows)
+            freq = np.bincount(pc, minlength=n_values) / len(rows)
             return bool((freq[None, :] <= caps[rows]).all())
+        return accept
 
-        quasi = [n for n in attributes if schema[n].is_quasi]
-        cols = [list(schema.quasi).index(n) for n in quasi]
-        principle = Principle(k=int(self.config["k"]))
-        try:
-            parts = mondrian_partition(snapshot.qi_codes[:, cols], _factorize(snapshot.sensitive),
-                                       [schema[n] for n in quasi], principle, accept=accept)
-        except InputError:
-            worst = np.unravel_index(int(np.argmin(caps)), caps.shape) if caps.size else (0, 0)
-            raise InputError(
-                f"{self.name}: release {k} cannot keep p(o, s, k) <= 1/{l:g} even as one class (tightest budget: "
-                f"individual '{ids[worst[0]]}', value '{protected[worst[1]]}', q <= {max(caps[worst], 0):.4g}); "
-                f"raise 'horizon' or lower 'l'") from None
-        release, truth = release_from_partition(snapshot, attributes, parts, rng)
-        survival = self._update(release, snapshot, survival, protected, l)
-        new_state = {"releases": k, "horizon": horizon, "l": l, "values": list(protected), "survival": survival}
-        return PublishResult(release=release, truth=truth, state=new_state)
+    def _over_budget(self, parts, survival, ids, protected, pcode, l, k, horizon, remaining, fits) -> Refusal:
+        """The ``budget`` refusal: the pair whose ``q`` exceeds its horizon share the most."""
+        share = remaining_caps(survival, ids, protected, l, remaining) + _EPS
+        best = (-1.0, 0, 0, 0.0)
+        for rows in parts:
+            pc = pcode[rows]
+            freq = np.bincount(pc[pc >= 0], minlength=len(protected)) / len(rows)
+            over = freq[None, :] - share[rows]
+            i, j = np.unravel_index(int(np.argmax(over)), over.shape)
+            if over[i, j] > best[0]:
+                best = (float(over[i, j]), int(rows[i]), int(j), float(freq[j]))
+        _, i, j, q = best
+        s = Fraction((survival.get(ids[i]) or {}).get(protected[j], "1"))
+        p = 1 - float(s) * (1 - q)
+        return Refusal(
+            f"{self.name}: release {k} keeps p(o, s, k) <= 1/{l:g} only by spending more than the horizon "
+            f"({horizon} releases) keeps for later: individual '{ids[i]}', value '{protected[j]}' gets "
+            f"q = {q:.4g} where its share is {max(share[i, j], 0):.4g} (p reaches {p:.4g} of {1 / l:.4g}); the "
+            f"release fits a horizon of {k + fits - 1}: set 'shrink: true' to publish it", "budget",
+            individual=ids[i], value=protected[j], q=q, share=float(share[i, j]), fits=k + fits - 1)
 
-    def _update(self, release, snapshot: Table, survival: dict, protected: list[str], l: float) -> dict:
-        """New survivals from the exact ``q`` of this release (free mode: the release alone), checked exactly."""
+    def _impossible(self, snapshot, attributes, survival, protected, sens, ids, l, k) -> None:
+        """Raise the ``impossible`` or ``most_general`` refusal, or return when the most general release keeps
+        the guarantee after all (the float caps are a hair tighter than the exact bound)."""
+        floor = 1 - 1 / _fraction(l)
+        present = set(ids)
+        for s in protected:
+            holders = [o for o, v in zip(ids, sens) if v == s]
+            if not holders:
+                continue
+            cap = {o: 1 - floor / Fraction(e[s]) for o, e in survival.items() if o in present and s in e}
+            total = sum(cap.values(), Fraction(0)) + (len(ids) - len(cap)) * (1 - floor)
+            spent = [o for o in holders if cap.get(o, 1) == 0]
+            if spent or total < len(holders):
+                who = spent[0] if spent else (min(cap, key=cap.get) if cap else holders[0])
+                why = (f"individual '{who}' holds '{s}' but p(o, s, {k - 1}) = 1/{l:g} already" if spent else
+                       f"{len(holders)} records hold '{s}', so q(o, '{s}', {k}) sums to {len(holders)} over the "
+                       f"individuals in every release, but their budgets left sum to {float(total):.4g} "
+                       f"(tightest: '{who}')")
+                raise Refusal(f"{self.name}: release {k}: no release of these {len(ids)} records can keep "
+                              f"p(o, s, k) <= 1/{l:g}: {why}", "impossible", individual=who, value=s)
+        release, _ = release_from_partition(snapshot, attributes, [np.arange(len(snapshot))], np.random.default_rng(0))
+        worst = self._worst(release, snapshot, survival, protected)
+        if worst is not None and worst[2] > 1 - floor:
+            o, s, p = worst
+            raise Refusal(f"{self.name}: release {k}: not even the most general release (the {len(ids)} records "
+                          f"as one class) keeps p(o, s, k) <= 1/{l:g}: individual '{o}', value '{s}' would reach "
+                          f"p = {p} (exact possible-worlds count), and merging finer classes found no release",
+                          "most_general", individual=o, value=s, p=p)
+
+    # ------------------------------------------------------------------ own check
+    def _attack_check(self, release, truth, snapshot: Table, protected: list[str], l: float, k: int) -> None:
+        """The possible-worlds attack on the release as published: ``max_breach <= 1/l`` (a necessary part of
+        the global guarantee, Lemma 1 of 001) and ``min_linkability >= l``, over the whole proven interval."""
+        from attacks import ATTACKS
+
+        seq = ReleaseSequence()
+        seq.append(release, truth, snapshot)
+        result = ATTACKS["possible_worlds"](values=protected).run(seq.view(Adversary(sensitive="free")))
+        checks = (("max_breach", lambda x: x <= 1 / l + 1e-12, f"<= 1/{l:g}"),
+                  ("min_linkability", lambda x: x >= l, f">= {l:g}"))
+        for metric, ok, need in checks:
+            lo, hi = result.interval(metric)
+            if ok(lo) and ok(hi):  # both metrics are monotone requirements: the ends decide the interval
+                continue
+            who = result.witness(metric).get("individual", "?")
+            if ok(lo) or ok(hi):
+                raise Refusal(f"{self.name}: release {k}: UNKNOWN whether {metric} {need} (individual '{who}'): the "
+                              f"possible-worlds attack proved only [{lo:g}, {hi:g}] ({result.bound(metric).reason})",
+                              "unknown", individual=who, metric=metric)
+            raise Refusal(f"{self.name}: release {k} fails its own check {metric} {need} (individual '{who}', "
+                          f"{metric} = {hi:g})", "check", individual=who, metric=metric)
+
+    @staticmethod
+    def _exact(release, snapshot: Table):
         cols = [list(snapshot.schema.quasi).index(n) for n in release.quasi]
         problem = problem_from_arrays([release], [snapshot.qi_codes[:, cols]], [snapshot.ids], mode="free")
-        a = analyze(problem)
+        return problem, analyze(problem)
+
+    def _worst(self, release, snapshot: Table, survival: dict, protected: list[str]):
+        """``(individual, value, p)``: the largest exact ``p(o, s, k)`` this release would give."""
+        problem, a = self._exact(release, snapshot)
         if not a.all_exact:
-            raise SolverError(f"{self.name}: the exact engine could not count the release's worlds")
-        bound = 1 - Fraction(1) / Fraction(l).limit_denominator(10**6)
+            return None
+        values = list(problem.values)
+        best = None
+        for i, o in enumerate(problem.individuals):
+            for s in protected:
+                if s in values:
+                    q = a.localized_fraction(0, i, values.index(s))
+                    p = 1 - Fraction((survival.get(str(o)) or {}).get(s, "1")) * (1 - q)
+                    if best is None or p > best[2]:
+                        best = (str(o), s, p)
+        return best
+
+    def _update(self, release, snapshot: Table, survival: dict, protected: list[str], l: float, k: int) -> dict:
+        """New survivals from the exact ``q`` of this release (free mode: the release alone), checked exactly."""
+        problem, a = self._exact(release, snapshot)
+        if not a.all_exact:
+            raise Refusal(f"{self.name}: release {k}: UNKNOWN whether p(o, s, k) <= 1/{l:g}: the exact engine could "
+                          f"not count the release's worlds within its budget", "unknown")
+        bound = 1 - 1 / _fraction(l)
         values = list(problem.values)
         out = {o: dict(v) for o, v in survival.items()}
         for i, o in enumerate(problem.individuals):
@@ -157,9 +341,9 @@ class GlobalGuarantee(PublisherBase):
                 q = a.localized_fraction(0, i, values.index(s))
                 if not q:
                     continue
-                prev = Fraction(out.get(o, {}).get(s, "1"))
-                new = prev * (1 - q)
+                new = Fraction(out.get(o, {}).get(s, "1")) * (1 - q)
                 if new < bound:
-                    raise SolverError(f"{self.name}: budget check failed for '{o}', '{s}' (survival {new})")
+                    raise Refusal(f"{self.name}: release {k} fails its own check p(o, s, k) <= 1/{l:g}: individual "
+                                  f"'{o}', value '{s}', p = {1 - new}", "check", individual=o, value=s)
                 out.setdefault(o, {})[s] = f"{new.numerator}/{new.denominator}"
         return out
