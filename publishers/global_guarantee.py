@@ -226,7 +226,8 @@ class GlobalGuarantee(PublisherBase):
             if not len(pc):
                 return True
             freq = np.bincount(pc, minlength=n_values) / len(rows)
-            return bool((freq[None, :] <= caps[rows]).all())
+            held = freq > 0  # a value the class does not hold costs nobody (even with no budget left)
+            return bool((freq[None, held] <= caps[rows][:, held]).all())
         return accept
 
     def _over_budget(self, parts, survival, ids, protected, pcode, l, k, horizon, remaining, fits) -> Refusal:
