@@ -168,8 +168,7 @@ class Intersection(AttackBase):
         bad_blocks = np.flatnonzero(~verdicts.ok)
         # the intersection over the releases published in, absences unused, judged once per violating block
         inter = np.zeros(len(rep), dtype=bool)
-        for b in bad_blocks.tolist():
-            inter[b] = intersection_only_fails(tr, int(rep[b]), principle)
+        inter[bad_blocks] = intersection_only_fails(tr, rep[bad_blocks], principle)
         if progress is not None:
             progress(n_rel, n_rel, "done")
         violated = ~verdicts.ok[block]
@@ -177,13 +176,14 @@ class Intersection(AttackBase):
         n_inter = int(inter[block].sum())
         listed = np.flatnonzero(violated)[: self.config["max_listed"]]
         cache: dict[int, dict] = {}
-        targets = [self._witness(tr, int(u), int(block[u]), int(rep[block[u]]), verdicts, principle, cache)
+        targets = [self._witness(tr, int(u), int(block[u]), int(rep[block[u]]), verdicts, inter, principle,
+                                 cache)
                    for u in listed.tolist()]
         worst_doc: dict[str, Any] = {}
         if len(bad_blocks):
             j = bad_blocks[np.lexsort((verdicts.size[bad_blocks], verdicts.distinct[bad_blocks]))[0]]
-            worst_doc["violations"] = self._witness(tr, int(rep[j]), int(j), int(rep[j]), verdicts, principle,
-                                                   cache)
+            worst_doc["violations"] = self._witness(tr, int(rep[j]), int(j), int(rep[j]), verdicts, inter,
+                                                   principle, cache)
         summary = {
             "violations": n_viol,
             "intersection_violations": n_inter,
@@ -203,13 +203,16 @@ class Intersection(AttackBase):
                             notes=tuple(notes), stats={"signatures": int(len(rep))})
 
     @staticmethod
-    def _witness(tr: Tracked, u: int, b: int, r: int, verdicts, principle: Principle, cache: dict) -> dict:
+    def _witness(tr: Tracked, u: int, b: int, r: int, verdicts, inter: np.ndarray, principle: Principle,
+                 cache: dict) -> dict:
         """One target's violation: its uid, an inclusion-minimal set of releases (from 1) whose combination
         breaks the principle, the candidate set those releases give (uids, and the sensitive-value counts of
         the release judged) and the size of the exact all-release set.  Computed once per signature block
-        (``r``: its representative uid)."""
+        (``r``: its representative uid); for an intersection violation (``inter[b]``) the releases are taken
+        among those ``u`` is published in, so ``attack`` agrees with the summary's split."""
         if b not in cache:
-            rels, members, judged = minimal_releases(tr, r, principle)
+            among = np.flatnonzero(tr.cls[:, r] >= 0) if inter[b] else None
+            rels, members, judged = minimal_releases(tr, r, principle, among)
             on = [i for i in rels if tr.cls[i, r] >= 0]
             vals, cnt = np.unique(tr.sens[judged, members], return_counts=True)
             counts = {str(tr.values[v]): int(n) for v, n in zip(vals, cnt)}

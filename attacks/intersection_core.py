@@ -7,8 +7,8 @@ attack built on it; the adversary's inference it computes is defined there.
 * :func:`signature_blocks` groups uids by their *signature*, the row ``cls[:, u]`` (presence pattern and class
   in every release): the exact candidate sets;
 * :func:`judge_blocks` judges every block on the sensitive values of every release its uids are published in;
-* :func:`intersection_only_fails` judges the candidate set an adversary who ignores absences builds
-  (``n E_i(t)`` over the releases ``t`` is published in);
+* :func:`intersection_only_fails` judges, for many uids at once, the candidate set an adversary who ignores
+  absences builds (``n E_i(t)`` over the releases ``t`` is published in);
 * :func:`minimal_releases` finds, for one uid, an inclusion-minimal set of releases whose combination already
   breaks the principle (the witness);
 * :func:`tracked_candidate_sets` keeps the paper's two-release sets (``E_a(t) n E_b(t)``, ``E_b(t) - R_a``)
@@ -16,7 +16,7 @@ attack built on it; the adversary's inference it computes is defined there.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
 __all__ = ["Tracked", "tracked", "judge", "signature_blocks", "judge_blocks", "intersection_only_fails",
-           "minimal_releases", "candidate_set", "tracked_candidate_sets"]
+           "minimal_releases", "tracked_candidate_sets"]
 
 
 @dataclass
@@ -40,18 +40,20 @@ class Tracked:
     sens: np.ndarray
     values: np.ndarray
     group_ids: list  # per release: published group id of each class
-    order: np.ndarray = None  # order[i]: uid indices sorted by their class in release i (absent first)
-    starts: list = None  # starts[i][c]: where class c begins in order[i] (one sentinel at the end)
+    _index: dict = field(default_factory=dict, repr=False)  # release -> (uids by class, class starts), lazily
 
-    def __post_init__(self) -> None:
-        if self.order is None:
-            self.order = np.argsort(self.cls, axis=1, kind="stable")
-            self.starts = [np.searchsorted(row[o], np.arange(len(g) + 1))
-                           for row, o, g in zip(self.cls, self.order, self.group_ids)]
+    def class_index(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, starts)``: the uids of release ``i`` sorted by class (absent first, ascending within a
+        class), class ``c`` at ``order[starts[c]:starts[c + 1]]``; one stable sort per release, on first use."""
+        if i not in self._index:
+            order = np.argsort(self.cls[i], kind="stable")
+            self._index[i] = order, np.searchsorted(self.cls[i, order], np.arange(len(self.group_ids[i]) + 1))
+        return self._index[i]
 
     def members(self, i: int, c: int) -> np.ndarray:
         """uid indices of class ``c`` of release ``i`` (ascending)."""
-        return self.order[i, self.starts[i][c]:self.starts[i][c + 1]]
+        order, starts = self.class_index(i)
+        return order[starts[c]:starts[c + 1]]
 
 
 def tracked(releases: tuple[Release, ...]) -> Tracked:
@@ -123,14 +125,16 @@ def judge(key: np.ndarray, vals: np.ndarray, n_values: int, principle: Principle
 
 # ---------------------------------------------------------------------- all releases at once
 def signature_blocks(tr: Tracked) -> tuple[np.ndarray, np.ndarray]:
-    """``(block, rep)``: ``block[u]`` numbers the distinct signatures ``cls[:, u]`` (0..B-1), ``rep[b]`` is the
-    first uid (by index) of block ``b``.  One lexicographic sort of the ``(uids, releases)`` matrix."""
-    n_u = tr.cls.shape[1]
-    if n_u == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z
-    _, rep, block = np.unique(tr.cls.T, axis=0, return_index=True, return_inverse=True)
-    return block.reshape(-1).astype(np.int64), rep.astype(np.int64)
+    """``(block, rep)``: ``block[u]`` numbers the distinct signatures ``cls[:, u]`` (0..B-1, in order of first
+    uid), ``rep[b]`` is the first uid (by index) of block ``b``.  The signature is refined one release at a
+    time: ``R`` hash factorizations of ``n`` integer keys (each below ``n (n + 1)``)."""
+    n_rel, n_u = tr.cls.shape
+    block = np.zeros(n_u, dtype=np.int64)
+    for i in range(n_rel):
+        width = len(tr.group_ids[i]) + 1
+        block = pd.factorize(block * width + (tr.cls[i] + 1))[0].astype(np.int64)
+    _, rep = np.unique(block, return_index=True)
+    return block, rep.astype(np.int64)
 
 
 @dataclass
@@ -180,42 +184,70 @@ def _fails(tr: Tracked, u: int, cols: np.ndarray, agree: np.ndarray, rels: np.nd
         return False, np.zeros(0, dtype=np.int64), -1
     members = cols[agree[rels].all(axis=0)]
     nv = max(len(tr.values), 1)
-    worst, judged = None, -1
-    for i in on.tolist():
-        counts = np.bincount(tr.sens[i, members], minlength=nv)
-        if not principle.ok(counts):
-            d = int(np.count_nonzero(counts))
-            if worst is None or d < worst:
-                worst, judged = d, i
-    return judged >= 0, members, judged
+    counts = np.zeros((len(on), nv), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(len(on)), len(members)), tr.sens[np.ix_(on, members)].ravel()), 1)
+    bad = np.flatnonzero(~principle.classes_ok(counts))
+    if not len(bad):
+        return False, members, -1
+    judged = int(on[bad[np.argmin(np.count_nonzero(counts[bad], axis=1))]])  # the first of the fewest
+    return True, members, judged
 
 
-def candidate_set(tr: Tracked, u: int, rels) -> np.ndarray:
-    """The candidate set of ``u`` built from the releases ``rels`` only: the uids published in ``u``'s class
-    in each of them where ``u`` is published, and absent from each where ``u`` is absent."""
-    rels = np.asarray(sorted(rels), dtype=np.int64)
-    return np.flatnonzero((tr.cls[rels] == tr.cls[rels, u][:, None]).all(axis=0))
+def intersection_only_fails(tr: Tracked, reps: np.ndarray, principle: Principle) -> np.ndarray:
+    """For each uid of ``reps``: does ``n E_i(u)`` over the releases ``u`` is published in (absences not used)
+    break the principle?  All at once: each uid is paired with the members of its smallest class (the set
+    lies inside it), the pairs that differ from it in a release it is published in are dropped (one pass per
+    release), and the rest are judged per release like the blocks."""
+    n_rel = tr.cls.shape[0]
+    n_b = len(reps)
+    out = np.zeros(n_b, dtype=bool)
+    if not n_b:
+        return out
+    sub = tr.cls[:, reps]
+    big = np.iinfo(np.int64).max
+    csize = np.full((n_rel, n_b), big, dtype=np.int64)
+    for i in range(n_rel):
+        on = sub[i] >= 0
+        sizes = np.bincount(tr.cls[i][tr.cls[i] >= 0], minlength=len(tr.group_ids[i]))
+        csize[i, on] = sizes[sub[i, on]]
+    anchor = np.argmin(csize, axis=0)
+    pb, pv = [], []
+    for i in np.unique(anchor).tolist():
+        bs = np.flatnonzero(anchor == i)
+        order, starts = tr.class_index(i)
+        lo, n = starts[sub[i, bs]], csize[i, bs]
+        pb.append(np.repeat(bs, n))
+        pv.append(order[np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))])
+    # int32 gathers (classes and uids fit): half the memory traffic of the filter
+    pb, pv = np.concatenate(pb).astype(np.int32), np.concatenate(pv).astype(np.int32)
+    cls32, sub32 = tr.cls.astype(np.int32), sub.astype(np.int32)
+    for i in np.argsort(-(csize < big).sum(axis=1), kind="stable").tolist():  # busiest releases first
+        ci = sub32[i].take(pb)
+        keep = (ci < 0) | (cls32[i].take(pv) == ci)
+        pb, pv = pb[keep], pv[keep]
+    pb = pb.astype(np.int64)
+    nv = len(tr.values)
+    for i in range(n_rel):
+        sel = sub[i, pb] >= 0
+        gk, _, _, ok = judge(pb[sel], tr.sens[i, pv[sel]], nv, principle)
+        out[gk[~ok]] = True
+    return out
 
 
-def intersection_only_fails(tr: Tracked, u: int, principle: Principle) -> bool:
-    """Does ``n E_i(u)`` over the releases ``u`` is published in (absences not used) break the principle?"""
-    present = np.flatnonzero(tr.cls[:, u] >= 0)
-    cols = _universe(tr, u)
-    agree = tr.cls[:, cols] == tr.cls[:, [u]]
-    return _fails(tr, u, cols, agree, present, principle)[0]
-
-
-def minimal_releases(tr: Tracked, u: int, principle: Principle) -> tuple[list[int], np.ndarray, int]:
+def minimal_releases(tr: Tracked, u: int, principle: Principle, among=None) -> tuple[list[int], np.ndarray, int]:
     """An inclusion-minimal set of releases (from 0) whose combined candidate set of ``u`` breaks the principle
     (no release of it can be dropped), with that set and the release judged; ``u`` must be a violation (its
-    all-release set breaks it).  Greedy deletion from all releases, releases that exclude the fewest uids of
-    :func:`_universe` tried first, repeated to a fixpoint (one pass suffices for a monotone principle: dropping
-    a release only grows the set and judges fewer releases).  The fewest releases is not searched for."""
+    all-release set breaks it).  ``among``: the releases to start from (default all; those ``u`` is published
+    in for an intersection violation).  Greedy deletion from the start set, releases that exclude the fewest
+    uids of :func:`_universe` tried first, repeated to a fixpoint (one pass suffices for a monotone principle:
+    dropping a release only grows the set and judges fewer releases).  The fewest releases is not searched
+    for."""
     n_rel = tr.cls.shape[0]
     cols = _universe(tr, u)
     agree = tr.cls[:, cols] == tr.cls[:, [u]]
-    keep = np.ones(n_rel, dtype=bool)
-    bad, members, judged = _fails(tr, u, cols, agree, np.arange(n_rel), principle)
+    keep = np.zeros(n_rel, dtype=bool)
+    keep[np.arange(n_rel) if among is None else np.asarray(among, dtype=np.int64)] = True
+    bad, members, judged = _fails(tr, u, cols, agree, np.flatnonzero(keep), principle)
     if not bad:
         raise ValueError(f"uid index {u} is not a violation")
     order = np.lexsort((np.arange(n_rel), (~agree).sum(axis=1)))
