@@ -13,6 +13,14 @@ The module's vectorized primitives work on ``(n, q)`` int arrays:
   "on the same path in the taxonomy", which for intervals and sets is a non-empty intersection)?
 * :func:`generalizes` - is one generalized record a generalization of another?
 * :meth:`Release.closure_of` - the closure of a set of rows (Definition 2.2 of Shmueli & Tassa).
+
+Classes are what the adversary sees.  A QI-group is "the published records that have the same generalized QI
+attribute value" (Li & Zhou, section I), so a published ``group`` column can only name classes the QI values
+already draw: a ``group`` whose rows carry different generalized QI values would be trusted as one class
+though the adversary tells its rows apart, and is refused (bad input from a file, a bug from a publisher).
+The one exception is an *anatomy* release (Xiao & Tao, "Anatomy", VLDB 2006, cited by Li & Zhou as [3]):
+its QIs are published exactly and only the group id links them to the sensitive values, so there the class
+is the group; it must be declared (``anatomy=True``).
 """
 from __future__ import annotations
 
@@ -79,11 +87,15 @@ class Release:
     other : DataFrame
         The published non-QI, non-sensitive columns, as text.
     group : ndarray of int or None
-        Published QI-group ids; ``None`` means "identical QI values form a class".
+        Published QI-group ids; ``None`` means "identical QI values form a class".  Unless :attr:`anatomy`,
+        the rows of one group must carry identical generalized QI values (checked at construction: a
+        publisher that breaks it has a bug, :func:`release_from_frame` reports it as bad input).
     uid : ndarray of object or None
-        Record-tracking ids (Barbosa et al.).
+        Record-tracking ids (Barbosa et al.): they link rows across releases and never change classes.
     counterfeits : dict of int -> int or None
         Counterfeit statistics per group (m-invariance / m-Distinct).
+    anatomy : bool
+        An anatomy-style release: QI values inside a group may differ and the class is the group.
     """
 
     schema: Schema
@@ -96,6 +108,17 @@ class Release:
     group: np.ndarray | None = None
     uid: np.ndarray | None = None
     counterfeits: dict | None = None
+    anatomy: bool = False
+
+    def __post_init__(self) -> None:
+        if self.anatomy and self.group is None:
+            raise ValueError("an anatomy release needs a group column")
+        if self.group is not None and not self.anatomy:
+            mixed = _first_mixed_group(np.asarray(self.group, dtype=np.int64), self.classes)
+            if mixed is not None:
+                g, i, j = mixed
+                raise ValueError(f"group {g} holds rows {i} and {j} (0-based) with different generalized QI "
+                                 f"values: a publisher bug (classes are what the adversary sees)")
 
     def __len__(self) -> int:
         return int(self.lo.shape[0])
@@ -116,20 +139,15 @@ class Release:
     # ------------------------------------------------------------------ equivalence classes
     @cached_property
     def classes(self) -> np.ndarray:
-        """Class index ``0..n_classes-1`` of every row: the published ``group`` when present, else rows with
-        identical generalized QI values.  Classes are numbered in order of first appearance."""
+        """Class index ``0..n_classes-1`` of every row: the rows the adversary cannot tell apart, i.e. equal on
+        the published ``group`` (when present) and on every generalized QI value (Li & Zhou's QI-group); in
+        an :attr:`anatomy` release, the group alone.  ``uid`` never splits a class.  Classes are numbered in
+        order of first appearance."""
+        key = _qi_key(self.lo, self.hi, self.masks)
         if self.group is not None:
-            keys = self.group
-            _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-        else:
-            parts = [self.lo, self.hi] + [m.view(np.int64)[:, None] for m in self.masks.values()]
-            mat = np.ascontiguousarray(np.column_stack(parts)) if len(self) else np.zeros((0, 1), np.int64)
-            if mat.shape[1] == 0:
-                return np.zeros(len(self), dtype=np.int64)
-            _, first, inv = np.unique(mat, axis=0, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        order = np.argsort(np.argsort(first, kind="stable"), kind="stable")
-        return order[inv].astype(np.int64)
+            group = np.asarray(self.group, dtype=np.int64)[:, None]
+            key = group if self.anatomy else np.column_stack([group, key])
+        return _class_index(key)
 
     @cached_property
     def n_classes(self) -> int:
@@ -269,10 +287,47 @@ class ReleaseTruth:
         return cls(person=ids, counterfeit=np.zeros(len(ids), dtype=bool))
 
 
+def _qi_key(lo: np.ndarray, hi: np.ndarray, masks: Mapping[str, np.ndarray]) -> np.ndarray:
+    """``(n, w)`` int64: every row's generalized QI values (``lo``, ``hi``, subset masks)."""
+    parts = [lo, hi] + [np.asarray(m).view(np.int64)[:, None] for m in masks.values()]
+    return np.column_stack(parts).astype(np.int64, copy=False)
+
+
+def _class_index(key: np.ndarray) -> np.ndarray:
+    """Rows with equal ``key`` rows share an index ``0..``, numbered in order of first appearance (one hash
+    factorization per column, pairing the codes so far with the column's: linear, unlike a row sort)."""
+    codes = np.zeros(len(key), dtype=np.int64)
+    for col in key.T:
+        c, uniques = pd.factorize(col)
+        codes = pd.factorize(codes * len(uniques) + c)[0]
+    return codes.astype(np.int64, copy=False)
+
+
+def _first_mixed_group(group: np.ndarray, classes: np.ndarray) -> tuple[int, int, int] | None:
+    """The first group (in row order) that holds rows of two ``classes``, as ``(group id, row i, row j)``
+    with ``i`` its first row and ``j`` its first row of another class (0-based); ``None`` when none does.
+    ``classes`` must refine ``group`` (be computed with the group in the key)."""
+    n_classes = int(classes.max()) + 1 if len(classes) else 0
+    if n_classes == len(pd.unique(group)):
+        return None
+    _, first = np.unique(classes, return_index=True)
+    per_group = pd.Series(group[first]).value_counts()
+    i = int(np.flatnonzero(np.isin(group, per_group.index[per_group.to_numpy() > 1]))[0])
+    same = np.flatnonzero(group == group[i])
+    j = int(same[classes[same] != classes[i]][0])
+    return int(group[i]), i, j
+
+
 # ---------------------------------------------------------------------- CSV I/O
 def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
-                       counterfeits: Mapping[int, int] | None = None) -> Release:
-    """Parse a frame in the release CSV layout (text cells) into a :class:`Release`."""
+                       counterfeits: Mapping[int, int] | None = None, anatomy: bool = False) -> Release:
+    """Parse a frame in the release CSV layout (text cells) into a :class:`Release`.
+
+    A ``group`` whose rows carry different generalized QI values is bad input (key ``group <id>``, naming two
+    such rows by data row and file line, the header being line 1) unless ``anatomy`` declares an
+    anatomy-style release, where the class is the group (module docstring); ``anatomy`` needs a ``group``
+    column.
+    """
     frame = frame.copy()
     frame.columns = [str(c).strip() for c in frame.columns]
     attrs = []
@@ -329,14 +384,37 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
         if np.isnan(numbers).any() or (numbers != np.round(numbers)).any():
             raise InputError("group ids must be integers", file=source, key="column group")
         group = numbers.astype(np.int64)
+    if anatomy and group is None:
+        raise InputError("an anatomy release needs a group column", file=source, key="column group")
+    if group is not None and not anatomy:
+        classes = _class_index(np.column_stack([group, _qi_key(lo, hi, masks)]))
+        mixed = _first_mixed_group(group, classes)
+        if mixed is not None:
+            g, i, j = mixed
+            differ = [name for k, name in enumerate(quasi) if lo[i, k] != lo[j, k] or hi[i, k] != hi[j, k]
+                      or (name in masks and masks[name][i] != masks[name][j])]
+            raise InputError(_mixed_problem(frame, differ, i, j), file=source, key=f"group {g}")
     uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
     return Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
-                   other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None)
+                   other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None,
+                   anatomy=anatomy)
+
+
+def _mixed_problem(frame: pd.DataFrame, differ: Sequence[str], i: int, j: int) -> str:
+    """The problem text of a group mixing rows ``i`` and ``j`` (0-based data rows): their cells, as
+    written, of the QIs ``differ`` on which they differ."""
+    def cells(r: int) -> str:
+        return ", ".join(f"{name}={_scalar(frame[name].iloc[r])}" for name in differ)
+
+    return (f"mixes rows the adversary tells apart by their generalized QI values: data row {i + 1} (line "
+            f"{i + 2}) has {cells(i)}, data row {j + 1} (line {j + 2}) has {cells(j)} "
+            f"(declare an anatomy release if the QIs are published exactly on purpose)")
 
 
 def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Path | None = None,
-                     separator: str = ",") -> Release:
-    """Read a release file (and optionally its counterfeit statistics) in the contract's CSV format."""
+                     separator: str = ",", anatomy: bool = False) -> Release:
+    """Read a release file (and optionally its counterfeit statistics) in the contract's CSV format;
+    ``anatomy`` declares an anatomy-style release (:func:`release_from_frame`)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", file=str(path))
@@ -347,7 +425,7 @@ def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Pa
     if not len(frame):
         raise InputError("the release file holds no records", file=str(path))
     cf = read_counterfeits_csv(counterfeits) if counterfeits is not None else None
-    return release_from_frame(schema, frame, source=str(path), counterfeits=cf)
+    return release_from_frame(schema, frame, source=str(path), counterfeits=cf, anatomy=anatomy)
 
 
 def write_release_csv(release: Release, path: str | Path) -> None:

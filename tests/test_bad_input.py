@@ -551,6 +551,42 @@ def test_certify_spec_with_a_publisher(capsys, tmp_path):
     certify_bad(capsys, tmp_path, [spec], "spec.yaml", "releases", "as published")
 
 
+# group 2 of tiny_release.csv with its third row (line 7) published in the age band [40,49]: the adversary
+# tells it from the group's other rows, [30,39], so the column cannot make them one class
+MIXED_GROUP = ('2,"[30,39]",America,hiv', '2,"[40,49]",America,hiv')
+
+
+def test_certify_group_mixing_generalized_qi_values(capsys, tmp_path):
+    bad = release_csv(tmp_path, replace=MIXED_GROUP, name="release_1.csv")
+    line = certify_bad(capsys, tmp_path, [SPEC, bad, "--require", "linking.k >= 2"],
+                       "release_1.csv", "group 2", "data row 4 (line 5) has age=[30,39]",
+                       "data row 6 (line 7) has age=[40,49]")
+    assert "country=" not in line  # only the QI values that differ
+
+
+def test_run_release_file_group_mixing_generalized_qi_values(capsys, tmp_path):
+    bad = release_csv(tmp_path, replace=MIXED_GROUP)
+    scenario = write_yaml(tmp_path, given_release_doc(bad))
+    run_bad(capsys, tmp_path, scenario, "release.csv", "group 2", "line 5", "line 7")
+
+
+def test_group_mixing_generalized_qi_values_accepted_as_anatomy(tmp_path):
+    """The same file declared anatomy-style: accepted, one class per group (sizes 3, 4, 5, 4 as in the
+    consistent file), while without a group column the adversary sees five classes of identical QI values
+    (the moved row alone: [40,49] with America)."""
+    from multirelease.release import read_release_csv
+    from multirelease.schema import Schema
+
+    schema = Schema.from_mapping(yaml.safe_load(SPEC.read_text(encoding="utf-8"))["schema"], base=DATA)
+    mixed = release_csv(tmp_path, replace=MIXED_GROUP)
+    release = read_release_csv(mixed, schema, anatomy=True)
+    assert release.class_sizes.tolist() == read_release_csv(GOOD_RELEASE, schema).class_sizes.tolist() == [3, 4, 5, 4]
+    no_group = release_csv(tmp_path, replace=MIXED_GROUP, name="no_group.csv")
+    lines = no_group.read_text(encoding="utf-8").splitlines()
+    no_group.write_text("\n".join(x.split(",", 1)[1] for x in lines) + "\n", encoding="utf-8")
+    assert read_release_csv(no_group, schema).class_sizes.tolist() == [3, 3, 1, 5, 4]
+
+
 # ---------------------------------------------------------------------- command-line usage
 def test_unknown_command(capsys):
     expect_bad(capsys, ["frobnicate"], "frobnicate")

@@ -2,12 +2,15 @@
 closure and equivalence classes, each against a brute force on the published labels."""
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from hypothesis import given, strategies as st
+import pytest
+from hypothesis import assume, given, strategies as st
 
+from multirelease.errors import InputError
 from multirelease.release import Release, read_release_csv, write_release_csv
 
 from strategies import cut_releases, generalized_releases, leaf_set, local_recodings, mondrian_regions, \
@@ -179,3 +182,93 @@ def test_local_recoding_example():
     table = find(raw_tables(schema), lambda t: True)
     release, truth = find(local_recodings(table), lambda rt: True)
     assert (release.lo == release.hi).all()
+
+
+# ---------------------------------------------------------------------- classes: what the adversary sees
+def _numbered(keys) -> list[int]:
+    """Brute force: equal keys share a number, numbered in order of first appearance."""
+    first: dict = {}
+    return [first.setdefault(k, len(first)) for k in keys]
+
+
+def _label_rows(release: Release) -> list[tuple]:
+    labels = release.qi_labels()
+    return [tuple(labels.iloc[i]) for i in range(len(release))]
+
+
+def _read_back(frame, schema, **kw) -> Release:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "release.csv"
+        frame.to_csv(path, index=False)
+        return read_release_csv(path, schema, **kw)
+
+
+@st.composite
+def grouped_releases(draw):
+    """A mondrian_regions release with its box numbers as the ``group`` column."""
+    schema, table = draw(schemas_and_tables(max_size=20))
+    release, _ = draw(mondrian_regions(table, with_group=True))
+    return release
+
+
+@given(grouped_releases(), st.booleans())
+def test_group_consistent_with_the_qis_keeps_its_classes(release, with_uid):
+    """A ``group`` column that agrees with the generalized QIs: read back from CSV (with or without a
+    ``uid`` column of one id per row), the classes are the group ids numbered in order of first appearance
+    (what the column said before the check) and also the QI text rows numbered the same way (what the
+    adversary sees); a tracking uid never splits a class."""
+    frame = release.to_frame()
+    if with_uid:
+        frame.insert(1, "uid", [f"u{i}" for i in range(len(frame))])
+    back = _read_back(frame, release.schema)
+    assert (back.uid is not None) == with_uid
+    assert back.classes.tolist() == _numbered(release.group.tolist())
+    assert back.classes.tolist() == _numbered(_label_rows(release))
+    no_group = _read_back(frame.drop(columns=["group"]), release.schema)
+    assert no_group.classes.tolist() == back.classes.tolist()
+
+
+@given(grouped_releases(), st.data())
+def test_group_mixing_qi_values_is_bad_input_unless_anatomy(release, data):
+    """Two groups of distinct boxes merged under one id: reading the file fails with the key ``group <id>``
+    of the first mixed group in file order, naming one of its rows and another of its rows whose QI text
+    differs, with exactly the differing QI cells (brute force on the written text); declared anatomy, the
+    same file is accepted and its classes are the groups; built directly, the release is refused unless
+    anatomy."""
+    assume(release.n_classes >= 2)
+    a, b = data.draw(st.lists(st.sampled_from(sorted(set(release.group.tolist()))), min_size=2, max_size=2,
+                              unique=True))
+    group = np.where(release.group == b, a, release.group)
+    frame = release.to_frame()
+    frame["group"] = group
+    text = frame.astype(str)
+    qi = list(release.quasi)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mixed.csv"
+        frame.to_csv(path, index=False)
+        with pytest.raises(InputError) as info:
+            read_release_csv(path, release.schema)
+        err = info.value
+        assert err.file == str(path) and err.key == f"group {a}"
+        first = next(i for i in range(len(frame)) if group[i] == a)
+        m = re.fullmatch(r"mixes rows .* data row (\d+) \(line (\d+)\) has (.*), data row (\d+) \(line (\d+)\) "
+                         r"has (.*) \(declare an anatomy release .*\)", err.problem)
+        assert m, err.problem
+        i, j = int(m[1]) - 1, int(m[4]) - 1
+        assert (int(m[2]), int(m[5])) == (i + 2, j + 2)
+        assert i == first and group[j] == a
+        differ = [n for n in qi if text[n].iloc[i] != text[n].iloc[j]]
+        assert differ
+        assert m[3] == ", ".join(f"{n}={text[n].iloc[i]}" for n in differ)
+        assert m[6] == ", ".join(f"{n}={text[n].iloc[j]}" for n in differ)
+        assert str(path) in err.one_line() and f"group {a}" in err.one_line()
+
+        anatomy = read_release_csv(path, release.schema, anatomy=True)
+    assert anatomy.anatomy
+    assert anatomy.classes.tolist() == _numbered(group.tolist())
+    assert anatomy.n_classes == release.n_classes - 1
+    kw = dict(schema=release.schema, attributes=release.attributes, lo=release.lo, hi=release.hi,
+              sensitive=release.sensitive, masks=release.masks, other=release.other)
+    with pytest.raises(ValueError, match=f"group {a} "):
+        Release(**kw, group=group)
+    assert Release(**kw, group=group, anatomy=True).classes.tolist() == _numbered(group.tolist())
