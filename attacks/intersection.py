@@ -208,8 +208,10 @@ class Intersection(AttackBase):
         """One target's violation: its uid, an inclusion-minimal set of releases (from 1) whose combination
         breaks the principle, the candidate set those releases give (uids, and the sensitive-value counts of
         the release judged) and the size of the exact all-release set.  Computed once per signature block
-        (``r``: its representative uid); for an intersection violation (``inter[b]``) the releases are taken
-        among those ``u`` is published in, so ``attack`` agrees with the summary's split."""
+        (``r``: its representative uid).  ``attack`` is "intersection" when the witness releases all publish
+        ``u``; for an intersection violation (``inter[b]``) they are taken among those, so with a monotone
+        principle ``attack`` agrees with the summary's split (with a non-monotone one, a difference violation
+        may have a witness of releases publishing ``u`` whose larger set breaks the principle)."""
         if b not in cache:
             among = np.flatnonzero(tr.cls[:, r] >= 0) if inter[b] else None
             rels, members, judged = minimal_releases(tr, r, principle, among)

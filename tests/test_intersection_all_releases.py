@@ -185,7 +185,8 @@ def test_attack_agrees_with_brute_force_over_all_releases(stream, p):
     full = _candidates(stream, range(len(stream)))
     for w in res.targets:
         assert w["exact_size"] == len(full[w["uid"]])
-        assert w["attack"] == ("intersection" if w["uid"] in truth["inter"] else "difference")
+        if p.monotone:  # the witness's kind is the summary's split (otherwise a larger set may break it)
+            assert w["attack"] == ("intersection" if w["uid"] in truth["inter"] else "difference")
         _check_witness(stream, p, w)
     if truth["bad"]:
         assert res.worst["violations"]["uid"] in truth["bad"]
