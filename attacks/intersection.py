@@ -58,9 +58,11 @@ the population of both releases (``view.population``), the targets are the indiv
 whose QI points fall in ``E1`` and ``E2``; otherwise each position ``(E1, E2)`` counts as one target.  This
 variant stays pairwise: the paper defines it for two releases.
 
-Cost with uids: one lexicographic sort of the ``(n, R)`` signature matrix and one sort per release (``R``
-releases of ``n`` tracked records), then, per violating signature block, ``O(R |U|)`` for its intersection
-set and ``O(R^2 |U|)`` per listed witness (``U``: the uids sharing a class with the target somewhere).
+Cost with uids: ``R`` hash factorizations of ``n`` keys for the signatures and one sort per release (``R``
+releases of ``n`` tracked records); for the violating blocks, ``O(R m)`` over the ``m`` pairs (target, member
+of its smallest class) for the intersection split; ``O(R^2 |U|)`` per listed witness (``U``: the uids sharing
+a class with the target somewhere).  The 41 releases of 10,000 Adult records (30,000 uids): about 0.5 s on
+BPG's output (no violation), about 4 s on naive Mondrian republication (every uid violated).
 """
 from __future__ import annotations
 
