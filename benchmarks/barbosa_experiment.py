@@ -83,7 +83,7 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
             row = {"rate": r, "method": method, "release": i, "seconds": seconds, "records": len(rel),
                    "counterfeits": n_fake, "classes": rel.n_classes, "snapshot": len(table),
                    "FEM": fem(rel, t_size), "VEM": vem(rel, t_size)}
-            timings = getattr(pub, "last_timings", None)
+            timings = res.stats.get("seconds")  # BPG's phases (publishers.bpg.BPG, Notes)
             if method == "bpg" and timings:
                 row.update({"anonymizer_seconds": timings["encoding"] + timings["generalizer"],
                             "bpg_seconds": timings["post_processing"] + timings["database"]})

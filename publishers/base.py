@@ -28,12 +28,15 @@ __all__ = ["Publisher", "PublishResult", "PublisherBase"]
 
 @dataclass(frozen=True, eq=False)
 class PublishResult:
-    """One publication: the release (what recipients see), its truth (kept apart) and the next state."""
+    """One publication: the release (what recipients see), its truth (kept apart) and the next state.
+    ``stats`` holds the publisher's own figures (seconds per phase...) for benchmarks: publishers keep no
+    state of their own."""
 
     release: Release
     truth: ReleaseTruth
     state: dict = field(default_factory=dict)
     counterfeit_rows: int = 0
+    stats: dict = field(default_factory=dict)
 
     def state_json(self) -> str:
         return json.dumps(self.state, sort_keys=True)

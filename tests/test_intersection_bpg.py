@@ -36,7 +36,7 @@ from multirelease.schema import Attribute, Schema
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from publishers import PUBLISHERS
-from publishers.bpg import BPG, VARIANTS, _new_uids, check_invariant, clear_cache, read_state
+from publishers.bpg import BPG, VARIANTS, check_invariant, clear_cache, read_state
 from publishers.mondrian import NaiveRepublication
 from strategies import schemas_and_tables, update_streams
 
@@ -339,21 +339,6 @@ def test_bpg_state_mismatch_is_refused(tmp_path):
     with pytest.raises(InputError, match="generalizer"):
         BPG(k=2, generalizer="nope")
     assert PUBLISHERS["bpg"] is BPG
-
-
-def test_bpg_new_uids_are_reproducible_and_unique():
-    """The uids of a release's new records: a stream of the salt and the release number (the same in any
-    process), where a word equal to a stored uid (or to an earlier word) is skipped for the next one."""
-    salt = "ab" * 16
-    a, fresh = _new_uids(salt, 3, 5, set())
-    assert len(fresh) == 5 and fresh == set(a) and all(len(u) == 16 and int(u, 16) >= 0 for u in a)
-    assert _new_uids(salt, 3, 5, set())[0] == a
-    assert not set(_new_uids(salt, 4, 5, set())[0]) & fresh and not set(_new_uids("cd" * 16, 3, 5, set())[0]) & fresh
-    longer = _new_uids(salt, 3, 7, set())[0]
-    assert longer[:5] == a
-    assert _new_uids(salt, 3, 5, {a[1], a[3]}) == ([a[0], a[2], a[4], longer[5], longer[6]],
-                                                    {a[0], a[2], a[4], longer[5], longer[6]})
-    assert _new_uids(salt, 3, 0, fresh) == ([], set())
 
 
 def test_bpg_counterfeits_complete_small_first_time_groups(tmp_path):
