@@ -8,7 +8,8 @@ target's; BCF-anonymity asks ``FA, CA, BA >= k`` (section 3.2).  This module imp
 * the closed forms of section 4 for cut generalizations: crack sizes ``|g1| - min(|g1|,|g2|)``
   (Theorem 4.2, F), ``|g2| - min(|g1|,|g2|)`` (Theorem 4.3, C), ``max(0, |G1| - (|G2| - |g2|))``
   (Theorem 4.4, B) and ``FA, CA, BA`` (Definitions 3.2, 3.4, 3.6): :func:`closed_form` (fast, by
-  comparability components) and :func:`closed_form_pairs` (straight from the definitions, small inputs);
+  comparability components) and :func:`closed_form_pairs` (straight from the definitions, small inputs).  The
+  crack sizes are those of :mod:`attacks.correspondence_closed` (one implementation of the theorems);
 * the publisher ``bcf`` (Algorithm 1 with Procedures 2 and 3): top-down specialization of ``R2`` from the
   most general state (:class:`publishers.tds.CutSpecializer`), where a candidate is valid when the classes
   it creates keep ``FA, CA, BA >= k``; the first release of a chain is plain TDS k-anonymity.
@@ -62,6 +63,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from attacks.correspondence_closed import b_crack, c_crack, f_crack
 from multirelease.errors import InputError
 from multirelease.params import Interval
 from multirelease.release import Release, comparable
@@ -121,12 +123,12 @@ def closed_form_pairs(r1: Release, r2: Release) -> dict[str, float]:
     for a in range(len(g1)):
         bs = np.flatnonzero(comp[a])
         if len(bs):
-            f = np.maximum(0, g1[a][None, :] - g2[bs]).sum(1)  # Theorem 4.2 (2)
+            f = f_crack(g1[a][None, :], g2[bs]).sum(1)  # Theorem 4.2 (2)
             fa = min(fa, size1[a] - f.max())
     for b in range(len(g2)):
         as_ = np.flatnonzero(comp[:, b])
         if len(as_):
-            c = np.maximum(0, g2[b][None, :] - g1[as_]).sum(1)  # Theorem 4.3 (2)
+            c = c_crack(g1[as_], g2[b][None, :]).sum(1)  # Theorem 4.3 (2)
             ca = min(ca, size2[b] - c.max())
         crack = 0
         for s in np.flatnonzero(g2[b]):
@@ -136,8 +138,7 @@ def closed_form_pairs(r1: Release, r2: Release) -> dict[str, float]:
                 continue
             reach = comp[has].any(axis=0)  # classes of R2 comparable to some record of G1
             G2 = int(g2[reach, s].sum())
-            if G2 >= g2[b, s]:
-                crack += max(0, G1 - (G2 - int(g2[b, s])))  # Theorem 4.4 (2)
+            crack += int(b_crack(g2[b, s], G1, G2))  # Theorem 4.4 (1)-(2)
         ba = min(ba, size2[b] - crack)
     return {"FA": float(fa), "CA": float(ca), "BA": float(ba)}
 
@@ -207,8 +208,7 @@ def closed_form(r1: Release, r2: Release, *, details: bool = False) -> dict[str,
         keep = np.minimum(g1[a][:, None, :], g2[b][None, :, :]).sum(-1)  # (|a|, |b|)
         fa_term[a] = np.minimum(fa_term[a], keep.min(1))
         ca_term[b] = np.minimum(ca_term[b], keep.min(0))
-    excess = N2 - N1  # records of each component and value that need not have a buddy in R1
-    crack = np.where(N1[c2] > 0, np.maximum(0, g2 - excess[c2]), 0)
+    crack = b_crack(g2, N1[c2], N2[c2])  # Theorem 4.4 with G1, G2 the component's totals (Lemma 4.3)
     ba_term = (size2 - crack.sum(1)).astype(np.float64)
     out: dict[str, Any] = {"FA": float(fa_term.min(initial=np.inf)), "CA": float(ca_term.min(initial=np.inf)),
                            "BA": float(ba_term.min(initial=np.inf))}
@@ -468,7 +468,7 @@ class BCFConstraint:
             key = keys_b[i] if keys_b is not None else ov.key_of(lo_row)
             n1 = ov.total(key)[s]
             n2 = (n2_vecs[i] if n2_vecs[i] is not None else np.zeros(self.S, dtype=np.int64))[s]
-            per_i[i] = np.where(n1 > 0, np.maximum(0, n - (n2 - n1)), 0)  # Theorem 4.4
+            per_i[i] = b_crack(n, n1, n2)  # Theorem 4.4 (n2 holds the class's own groups: |G2| >= |g2|)
         crack = per_i.max(0) if len(ov_b) else np.zeros(len(s), dtype=np.int64)
         ba = float(size - crack.sum())
         fa = np.inf
