@@ -55,7 +55,7 @@ each individual, that stays constant across distinct releases", independent of r
 record is first stored, from a stream keyed by the database's secret salt
 (:func:`publishers.bpg_store.new_uids`), and kept in the database.
 
-Size: about 580 lines, over the usual 500, because it holds the publisher and the six steps of one release in
+Size: about 590 lines, over the usual 500, because it holds the publisher and the six steps of one release in
 the order they run, so that a release reads top to bottom; Listing 1's set tests are in
 :mod:`publishers.bpg_listing1` and the database in :mod:`publishers.bpg_store`.
 """
@@ -199,22 +199,28 @@ class BPG(PublisherBase):
         qi_snap = snapshot.qi_codes[:, qcols].astype(np.int32)  # the snapshot's encoding: any publisher's first step
         seconds = {"encoding": time.perf_counter() - t0, "generalizer": 0.0, "database": 0.0}
 
-        u = _universe(mirror, snapshot, attributes, vals_columns, qi_snap)                                 # 1
+        # 1. the records: stored ones, then the snapshot's first-time records and new versions
+        u = _universe(mirror, snapshot, attributes, vals_columns, qi_snap)
+        # 2. the generalizer on every signature group (the signature: a quasi-identifier never generalized)
         classes = self._classes(u, mirror, snapshot, attributes, quasi, vals_columns, qi_snap, principle, rng,
-                                seconds)                                                                   # 2
+                                seconds)
+        # 3. Listing 1, lines 5-33: every class against the stored neighbourhoods of its records
         pub = np.zeros(len(u.key), dtype=bool)
         for c in classes:
             pub[c] = True  # lines 5-6: sigma(t) := sigma(t) || 1 for the records of R1
         nb = Neighbourhoods.of(u.nbh)
-        accepted = listing1(classes, u.nbh, pub, nb, u.sens_codes, k, l, variant, u.codes)                # 3
-        accepted = settle_leftovers(accepted, pub, nb, u.sens_codes, k, l, variant)                        # 4
+        accepted = listing1(classes, u.nbh, pub, nb, u.sens_codes, k, l, variant, u.codes)
+        # 4. the invariant: what a neighbourhood leaves unpublished is valid or empty
+        accepted = settle_leftovers(accepted, pub, nb, u.sens_codes, k, l, variant)
+        # 5. the release, every new record with its uid
         n = store.release + 1
         uids, uid_set = new_uids(store.meta["salt"], n, len(u.key) - u.n_old, mirror.uid_set)
         u.uid = np.concatenate([mirror.uid, np.array(uids, dtype=object)])
         release, truth, pos_of_key = self._publish_classes(u, mirror, accepted, snapshot, attributes,
-                                                           vals_columns, qcols, rng)                       # 5
+                                                           vals_columns, qcols, rng)
+        # 6. lines 34-35: the new neighbourhoods, stored in one transaction
         t0 = time.perf_counter()
-        update, new_nbh = _update(u, mirror, accepted, release, pos_of_key, n, token)                     # 6
+        update, new_nbh = _update(u, mirror, accepted, release, pos_of_key, n, token)
         store.write(update)
         store.remember(_next_mirror(u, mirror, update, new_nbh, uid_set))
         seconds["database"] += time.perf_counter() - t0

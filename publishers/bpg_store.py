@@ -133,10 +133,10 @@ class Joined:
 class Mirror:
     """The database as arrays, records in key order (a record's *position*): what one release reads.
 
-    ``codes`` holds the leaf codes of every record (flat when read from the file: ``reshape(-1, q)``); ``nbh`` the id of each record's
-    neighbourhood (``-1``: none, never published or no longer in one).  ``rid_pos`` maps an identifier to the
-    position of its current, real version; ``uid_set`` holds every uid; ``nbh_releases``, ``nbh_lo``,
-    ``nbh_hi`` map a neighbourhood id to its signature and region."""
+    ``codes`` holds the leaf codes of every record (flat when read from the file: ``reshape(-1, q)``); ``nbh``
+    the id of each record's neighbourhood (``-1``: none, never published or no longer in one).  ``rid_pos`` maps
+    an identifier to the position of its current, real version; ``uid_set`` holds every uid; ``nbh_releases``,
+    ``nbh_lo``, ``nbh_hi`` map a neighbourhood id to its signature and region."""
 
     key: np.ndarray
     rid: np.ndarray
