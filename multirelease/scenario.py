@@ -194,10 +194,13 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
         if data is None:
             raise InputError("a published release needs the raw table: give 'data'", file=source, key=key)
         return ReleaseStep(index=i, publisher_name=name, params=params, attributes=attributes, key=key)
-    allowed = {"file", "rows", "counterfeits", "snapshot", "separator"}
+    allowed = {"file", "rows", "counterfeits", "snapshot", "separator", "anatomy"}
     unknown = set(item) - allowed - {"attributes"}
     if unknown:
         raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
+    anatomy = item.get("anatomy", False)
+    if not isinstance(anatomy, bool):  # an anatomy-style release: QIs published as they are, the group links
+        raise InputError(f"must be true or false, got {anatomy!r}", file=source, key=f"{key}.anatomy")
     counterfeits = None
     if "counterfeits" in item:
         counterfeits = _load_counterfeits(item["counterfeits"], base, source, f"{key}.counterfeits")
@@ -206,7 +209,7 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
         path = path if path.is_absolute() else base / path
         if not path.is_file():
             raise InputError(f"release file '{item['file']}' not found", file=source, key=f"{key}.file")
-        release = read_release_csv(path, schema, separator=str(item.get("separator", ",")))
+        release = read_release_csv(path, schema, separator=str(item.get("separator", ",")), anatomy=anatomy)
         if counterfeits is not None:
             from dataclasses import replace
 
@@ -219,7 +222,7 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
         if frame.isna().any().any():
             raise InputError("every row must give every column", file=source, key=f"{key}.rows")
         try:
-            release = release_from_frame(schema, frame, source=source, counterfeits=counterfeits)
+            release = release_from_frame(schema, frame, source=source, counterfeits=counterfeits, anatomy=anatomy)
         except InputError as exc:
             raise InputError(exc.problem, file=source, key=f"{key}.rows {exc.key or ''}".strip()) from None
     else:

@@ -413,4 +413,4 @@ def test_certify_runs_intersection_on_uid_files(tmp_path, adult_dir):
         nfiles.append(str(tmp_path / f"naive_{i}.csv"))
     code = main(["certify", str(spec), *nfiles, "--require", "intersection.violations == 0", "--json", str(out)])
     doc = json.loads(out.read_text())
-    assert code == 1 and doc["requirements"][0]["witness"]["candidates"]
+    assert code == 1 and doc["expectations"][0]["witness"]["candidates"]
