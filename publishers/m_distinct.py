@@ -60,211 +60,14 @@ from multirelease.table import Table
 from multirelease.transitions import TransitionModel, load_transitions
 
 from .base import PublisherBase, PublishResult
-from .m_invariance import GroupSpec, Pseudonyms, balanced_split, new_record_groups, publish_groups
+from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
+from ._m_distinct_parts import (Bucket, allowed_masks, bits, counterfeit_values, edge_colouring,
+                                intersection_plan)
+from ._m_guarantee import (PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique,
+                           is_legal_instance, refuse)
+from .m_invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
 
 __all__ = ["MDistinct", "MDistinctStar", "edge_colouring"]
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    v = 0
-    while mask:
-        if mask & 1:
-            out.append(v)
-        mask >>= 1
-        v += 1
-    return out
-
-
-def _saturating_matching(entries: Sequence[int], skip: int = -1, taken: int = 0) -> bool:
-    """Whether every entry (CUS bitmask) but ``skip`` gets its own value (a system of distinct
-    representatives), avoiding the values in the bitmask ``taken`` (Kuhn's augmenting paths)."""
-    owner: dict[int, int] = {}
-
-    def augment(ei: int, seen: set) -> bool:
-        for v in _bits(entries[ei] & ~taken):
-            if v in seen:
-                continue
-            seen.add(v)
-            if v not in owner or augment(owner[v], seen):
-                owner[v] = ei
-                return True
-        return False
-
-    return all(augment(ei, set()) for ei in range(len(entries)) if ei != skip)
-
-
-def allowed_masks(entries: Sequence[int]) -> tuple[int, ...]:
-    """Per entry, the values a row of that entry may hold so that the bucket can still be cut into QI-groups of
-    one row per entry with distinct values, each in its entry's CUS: the edges ``(entry, value)`` that lie in
-    some matching saturating every entry.  A row outside them can never be completed to a legal group, whatever
-    the counterfeits (e.g. entries ``{a}, {a, b}``: the first entry always takes ``a``, so a row ``a`` of the
-    second is stuck); conversely rows on such edges are always balanceable with enough counterfeits.  All zero
-    when the entries have no system of distinct representatives (e.g. the intersection ``{a}, {a}``)."""
-    out = []
-    for ei, e in enumerate(entries):
-        mask = 0
-        for v in _bits(e):
-            if _saturating_matching(entries, skip=ei, taken=1 << v):
-                mask |= 1 << v
-        out.append(mask)
-    return tuple(out)
-
-
-def counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapping[int, int], delta: int,
-                       V: int) -> list[list[int]] | None:
-    """Values for the counterfeits of a bucket: ``counts[i]`` rows for entry ``i``, each a value of its CUS, no
-    value on more than ``delta`` rows in all (``freq``: the real rows' counts) - a max-flow problem.  Then every
-    entry has ``delta`` rows and every value at most ``delta``, so a proper ``delta``-edge-colouring of entries x
-    values (König) cuts the bucket into ``delta`` legal QI-groups.  ``None`` when infeasible."""
-    need = sum(counts)
-    if need == 0:
-        return [[] for _ in entries]
-    k = len(entries)
-    # nodes: 0 source, 1..k entries, k+1..k+V values, k+V+1 sink
-    src, sink = 0, k + V + 1
-    cap: dict[tuple[int, int], int] = {}
-    adj: dict[int, list[int]] = {}
-
-    def edge(a: int, b: int, c: int) -> None:
-        if (a, b) not in cap:
-            adj.setdefault(a, []).append(b)
-            adj.setdefault(b, []).append(a)
-            cap[(a, b)] = 0
-            cap.setdefault((b, a), 0)
-        cap[(a, b)] += c
-
-    for i, (e, c) in enumerate(zip(entries, counts)):
-        if c:
-            edge(src, 1 + i, c)
-            for v in _bits(e):
-                edge(1 + i, 1 + k + v, c)
-    for v in range(V):
-        c = delta - int(freq.get(v, 0))
-        if c > 0:
-            edge(1 + k + v, sink, c)
-    flow = 0
-    while flow < need:  # BFS augmenting paths (Edmonds-Karp), deterministic order
-        prev = {src: src}
-        queue = [src]
-        for a in queue:
-            if sink in prev:
-                break
-            for b in adj.get(a, []):
-                if b not in prev and cap[(a, b)] > 0:
-                    prev[b] = a
-                    queue.append(b)
-        if sink not in prev:
-            return None
-        push, b = need - flow, sink
-        while b != src:
-            push = min(push, cap[(prev[b], b)])
-            b = prev[b]
-        b = sink
-        while b != src:
-            cap[(prev[b], b)] -= push
-            cap[(b, prev[b])] += push
-            b = prev[b]
-        flow += push
-    out = []
-    for i, (e, c) in enumerate(zip(entries, counts)):
-        vals = []
-        for v in _bits(e):
-            used = cap[(1 + k + v, 1 + i)] if c else 0  # flow on entry -> value = reverse residual
-            vals.extend([v] * used)
-        out.append(vals)
-    return out
-
-
-def edge_colouring(edges: Sequence[tuple[int, int]], delta: int) -> list[int]:
-    """A proper edge colouring with ``delta`` colours of a bipartite multigraph of maximum degree ``<= delta``
-    (König's theorem), by alternating-path recolouring.  ``edges`` are ``(left, right)`` pairs; returns a colour
-    per edge.  ``O(E * (V + E))``."""
-    at_l: dict[int, dict[int, int]] = {}
-    at_r: dict[int, dict[int, int]] = {}
-    colour = [-1] * len(edges)
-    for e, (u, v) in enumerate(edges):
-        cu = at_l.setdefault(u, {})
-        cv = at_r.setdefault(v, {})
-        a = next(c for c in range(delta) if c not in cu)
-        if a in cv:
-            b = next(c for c in range(delta) if c not in cv)
-            # flip the a/b alternating path that starts at v with colour a
-            path = []
-            node, side, want = v, "r", a
-            while True:
-                table = at_r if side == "r" else at_l
-                f = table.get(node, {}).get(want)
-                if f is None:
-                    break
-                path.append(f)
-                fu, fv = edges[f]
-                node, side = (fu, "l") if side == "r" else (fv, "r")
-                want = b if want == a else a
-            for f in path:
-                fu, fv = edges[f]
-                del at_l[fu][colour[f]]
-                del at_r[fv][colour[f]]
-            for f in path:
-                fu, fv = edges[f]
-                colour[f] = b if colour[f] == a else a
-                at_l[fu][colour[f]] = f
-                at_r[fv][colour[f]] = f
-        colour[e] = a
-        cu[a] = e
-        cv[a] = e
-    return colour
-
-
-class _Bucket:
-    """A bucket of Algorithm 2: entries (CUS bitmasks), the records assigned to each, the value frequencies, the
-    counterfeit need ``delta`` and the QI bounding box (kept incrementally; plain Python for small ``q``)."""
-
-    __slots__ = ("entries", "allowed", "rows", "freq", "lo", "hi", "n", "origin", "d", "area")
-
-    def __init__(self, entries: tuple[int, ...], q: int, origin: tuple, allowed: tuple[int, ...] | None = None):
-        self.entries = entries
-        # per entry, the values a row may hold there and still be completed to legal QI-groups (allowed_masks)
-        self.allowed = allowed if allowed is not None else allowed_masks(entries)
-        self.rows: list[list[int]] = [[] for _ in entries]
-        self.freq: dict[int, int] = {}
-        self.lo: list[int] = []
-        self.hi: list[int] = []
-        self.n = 0
-        self.origin = origin  # the base signatures this bucket is implied by
-        self.d = 0
-        self.area = 0.0
-
-    def delta(self) -> int:
-        """``delta = max(F_max, |e_1|, ..., |e_k|)`` (section V.B (i))."""
-        return self.d
-
-    def lam(self, point, inv_spans) -> float:
-        """lambda of eq. 3: the bucket's QI area after / before adding the point (1 for an empty bucket); the
-        area is the product of the normalized extents ``(hi - lo + 1) / |dom|``."""
-        if self.n == 0:
-            return 1.0
-        after = 1.0
-        for x, lo, hi, w in zip(point, self.lo, self.hi, inv_spans):
-            after *= ((hi if x < hi else x) - (lo if x > lo else x) + 1) * w
-        return after / self.area
-
-    def add(self, entry: int, row: int, value: int, point, inv_spans) -> None:
-        self.rows[entry].append(row)
-        f = self.freq.get(value, 0) + 1
-        self.freq[value] = f
-        self.d = max(self.d, f, len(self.rows[entry]))
-        if self.n == 0:
-            self.lo = list(point)
-            self.hi = list(point)
-        else:
-            self.lo = [min(a, b) for a, b in zip(self.lo, point)]
-            self.hi = [max(a, b) for a, b in zip(self.hi, point)]
-        area = 1.0
-        for lo, hi, w in zip(self.lo, self.hi, inv_spans):
-            area *= (hi - lo + 1) * w
-        self.area = area
-        self.n += 1
 
 
 class MDistinct(PublisherBase):
@@ -276,8 +79,9 @@ class MDistinct(PublisherBase):
     star : bool, default False
         m-Distinct* (section IV.B, V.D): the values of a record's first QI-group have pairwise disjoint
         candidate update sets; needs transitive candidate update sets that partition the domain.
-    uid : bool, default True
-        Publish the ``uid`` column (stable record pseudonyms; fresh ones for counterfeits).
+    uid : bool, default False
+        Publish a ``uid`` column: the QI-groups are then kept as cohorts of random uids
+        (:mod:`publishers._m_cohorts`) so that m-Distinct also holds against a record-tracking adversary.
     transitions : mapping, optional
         The public update model (the scenario's ``transitions`` when not given).
     intersect_limit : int >= 0, default 150
@@ -288,7 +92,7 @@ class MDistinct(PublisherBase):
     params = {"m": Interval(int, 2, None), "star": Boolean(), "uid": Boolean(), "transitions": Anything(),
               "intersect_limit": Interval(int, 0, None)}
     required = ("m",)
-    defaults = {"star": False, "uid": True, "intersect_limit": 150}
+    defaults = {"star": False, "uid": False, "intersect_limit": 150}
     guarantee = "m_distinct"
     uses_transitions = True
 
@@ -335,12 +139,50 @@ class MDistinct(PublisherBase):
         spans = np.array([max(a.hierarchy.n_leaves, 1) for a in attrs], dtype=np.float64)
         inv_spans = [1.0 / x for x in spans]
         points = codes.tolist()
-        uss_state: dict[str, list[int]] = state.get("uss", {})
         ids = [str(i) for i in snapshot.ids]
+        prev = PrivateRows.from_state(state)
+        ctx = dict(vals=vals, codes=codes, attrs=attrs, V=V, m=m, star=star, cus=cus, rng=rng,
+                   classes=classes if star else None)
+        if self.config["uid"]:
+            groups, uids, stats = self._cohort_groups(prev, ids, ctx)
+        else:
+            groups, stats = self._bucket_groups(state, ids, q, points, inv_spans, spans, ctx)
+            groups, stats["repaired"] = self._repair(groups, prev, ids, ctx)
+            uids = None
+
+        # ---- phase 5: generalization, counterfeit statistics; the guarantee checked
+        release, truth, cf = publish_groups(snapshot, attributes, groups, names, rng, uids)
+        rows = PrivateRows.of(release, truth)
+        check_m_unique(self.name, rows, m)
+        if prev is not None:
+            check_legal_instances(self.name, prev, rows, model)
+            if self.config["uid"]:
+                check_cohorts(self.name, prev, rows)
+            attack_checks(self.name, schema, prev, rows, model, m, published_uid=self.config["uid"])
+        gvals: dict[int, list[int]] = {}
+        for g, v in zip(release.group, model.indices(list(release.sensitive))):
+            gvals.setdefault(int(g), []).append(int(v))
+        new_uss = {}
+        for g, p in zip(release.group, truth.person):
+            if p is not None:
+                new_uss[p] = sorted(cus[v] for v in gvals[int(g)])
+        n_groups = int(release.n_classes)
+        stats.update({"counterfeits": int(sum(cf.values())), "groups": n_groups,
+                      "counterfeits_per_group": (float(sum(cf.values())) / n_groups) if n_groups else 0.0})
+        new_state = {"releases": int(state.get("releases", 0)) + 1, "values": list(model.values), "uss": new_uss,
+                     "stats": stats, "counterfeits": {str(k): int(v) for k, v in sorted(cf.items())},
+                     "rows": rows.state()}
+        return PublishResult(release=release, truth=truth, state=new_state, counterfeit_rows=int(sum(cf.values())))
+
+    # ------------------------------------------------------------------ the bucket algorithm (uid: false)
+    def _bucket_groups(self, state, ids, q, points, inv_spans, spans, ctx):
+        """Phases 1-4 of the module docstring: group specs ``[(row | -1, value)]`` and statistics."""
+        vals, codes, V, rng = ctx["vals"], ctx["codes"], ctx["V"], ctx["rng"]
+        uss_state: dict[str, list[int]] = state.get("uss", {})
 
         # ---- phase 1: buckets (Algorithm 2)
         own: dict[int, tuple] = {}
-        base: dict[tuple, _Bucket] = {}
+        base: dict[tuple, Bucket] = {}
         new_rows: list[int] = []
         illegal = 0
         masks: dict[tuple, tuple] = {}
@@ -362,8 +204,8 @@ class MDistinct(PublisherBase):
                 continue
             own[r] = key
             if key not in base:
-                base[key] = _Bucket(key, q, (key,), allowed_of(key))
-        buckets: dict[tuple, _Bucket] = dict(base)
+                base[key] = Bucket(key, q, (key,), allowed_of(key))
+        buckets: dict[tuple, Bucket] = dict(base)
         derived: dict[tuple, list[tuple]] = {k: [k] for k in base}
         keys = sorted(base, key=lambda k: (len(k), k))
         limit = int(self.config["intersect_limit"])
@@ -379,7 +221,7 @@ class MDistinct(PublisherBase):
             for a_i in range(len(group)):
                 for b_i in range(a_i + 1, len(group)):
                     A, B = group[a_i], group[b_i]
-                    plan = _intersection_plan(A, B)
+                    plan = intersection_plan(A, B)
                     if plan is None:
                         continue
                     nk = tuple(sorted(plan))
@@ -390,12 +232,12 @@ class MDistinct(PublisherBase):
                             if nk not in derived[k]:
                                 derived[k].append(nk)
                         continue
-                    buckets[nk] = _Bucket(nk, q, (A, B), allowed_of(nk))
+                    buckets[nk] = Bucket(nk, q, (A, B), allowed_of(nk))
                     derived[A].append(nk)
                     derived[B].append(nk)
 
         # ---- phase 2: assignment (Algorithm 3), old records by increasing CNT_buc
-        def fits(b: _Bucket, v: int) -> bool:
+        def fits(b: Bucket, v: int) -> bool:
             return any(a >> v & 1 for a in b.allowed)
 
         cnt = {r: [k for k in derived[own[r]] if fits(buckets[k], int(vals[r]))] for r in own}
@@ -425,11 +267,11 @@ class MDistinct(PublisherBase):
 
         # new records fill gaps only (epsilon = 1), best lambda first
         live = [b for b in buckets.values() if b.n]
-        slots: dict[int, list[tuple[_Bucket, int]]] = {}
+        slots: dict[int, list[tuple[Bucket, int]]] = {}
         for b in live:  # only entries with a gap can take a new record with epsilon = 1
             for ei, a in enumerate(b.allowed):
                 if len(b.rows[ei]) < b.d:
-                    for v in _bits(a):
+                    for v in bits(a):
                         if b.freq.get(v, 0) < b.d:
                             slots.setdefault(v, []).append((b, ei))
         leftover: list[int] = []
@@ -492,36 +334,117 @@ class MDistinct(PublisherBase):
             for leaf in balanced_split(entries, codes, None, spans, valid=valid):
                 groups.extend(self._leaf_groups(leaf, vals, fake_value))
 
-        # ---- phase 3: new records without a suitable bucket
         rest = np.sort(np.asarray(leftover, dtype=np.int64))
-        if star:
+        groups.extend(self._new_groups(rest, ctx))
+        return groups, {"buckets": len(used_buckets), "illegal": illegal, "new_records_grouped": int(len(rest))}
+
+    def _new_groups(self, rest: np.ndarray, ctx) -> list[GroupSpec]:
+        """Phase 3: m-unique QI-groups of records published for the first time (m-Distinct*: values of pairwise
+        disjoint candidate update sets), with counterfeits when they are not m-eligible."""
+        vals, codes, attrs, V, m, rng = (ctx[k] for k in ("vals", "codes", "attrs", "V", "m", "rng"))
+        if ctx["star"]:
+            classes = ctx["classes"]
             key = np.asarray([classes[int(v)] for v in vals[rest]], dtype=np.int64)
             members: dict[int, list[int]] = {}
             for v in range(V):
                 members.setdefault(classes[v], []).append(v)
-            groups.extend(new_record_groups(codes, attrs, rest, vals[rest], V, m, rng, key=key, key_values=members))
-        else:
-            groups.extend(new_record_groups(codes, attrs, rest, vals[rest], V, m, rng))
+            return new_record_groups(codes, attrs, rest, vals[rest], V, m, rng, key=key, key_values=members)
+        return new_record_groups(codes, attrs, rest, vals[rest], V, m, rng)
 
-        # ---- phase 5: generalization, counterfeit statistics
-        pseudo = Pseudonyms(state) if self.config["uid"] else None
-        release, truth, cf = publish_groups(snapshot, attributes, groups, names, rng, pseudo)
-        gvals: dict[int, list[int]] = {}
-        for g, v in zip(release.group, model.indices(list(release.sensitive))):
-            gvals.setdefault(int(g), []).append(int(v))
-        new_uss = {}
-        for g, p in zip(release.group, truth.person):
-            if p is not None:
-                new_uss[p] = sorted(cus[v] for v in gvals[int(g)])
-        n_groups = int(release.n_classes)
-        stats = {"counterfeits": int(sum(cf.values())), "groups": n_groups,
-                 "counterfeits_per_group": (float(sum(cf.values())) / n_groups) if n_groups else 0.0,
-                 "buckets": len(used_buckets), "illegal": illegal, "new_records_grouped": int(len(rest))}
-        new_state = {"releases": int(state.get("releases", 0)) + 1, "values": list(model.values), "uss": new_uss,
-                     "stats": stats, "counterfeits": {str(k): int(v) for k, v in sorted(cf.items())}}
-        if pseudo is not None:
-            new_state.update(pseudo.state())
-        return PublishResult(release=release, truth=truth, state=new_state, counterfeit_rows=int(sum(cf.values())))
+    # ------------------------------------------------------------------ record tracking (uid: true)
+    def _cohort_groups(self, prev, ids, ctx):
+        """``uid: true``: the previous groups continue as cohorts (:mod:`publishers._m_cohorts`): a member keeps
+        its slot when its new value is in the candidate update set of the slot's value, ghosts move within theirs;
+        members that lose their slot get a QI-group of their own that is a legal update instance of their
+        previous USS (:meth:`_legal_group`); new records form new cohorts.  Every group gets uids."""
+        vals, V, rng, cus = ctx["vals"], ctx["V"], ctx["rng"], ctx["cus"]
+        if prev is not None and prev.uid is None:
+            raise InputError(f"{self.name} with uid: true cannot continue a sequence published without uids")
+        adj = self.model.adjacency
+        vindex = {v: i for i, v in enumerate(self.model.values)}
+        if prev is None:
+            co = Cohorts()
+        else:
+            # ghosts update like the real records: as often as the records of the previous release that stayed
+            # changed their value, to a value drawn from P_trans (so their values age like real ones)
+            row_of = {p: r for r, p in enumerate(ids)}
+            stayed = [(vindex[v], int(vals[row_of[p]])) for p, v in zip(prev.person, prev.value) if p in row_of]
+            rate = float(np.mean([a != b for a, b in stayed])) if stayed else 0.0
+            prob = self.model.prob
+
+            def step(old: int) -> int:
+                if rng.random() >= rate:
+                    return old
+                w = prob[old].copy()
+                w[old] = 0.0
+                return int(rng.choice(V, p=w / w.sum())) if w.sum() > 0 else old
+
+            co = continue_cohorts(prev, ids, vals, vindex, lambda old, new: bool(adj[old, new]),
+                                  lambda old: [int(b) for b in np.flatnonzero(adj[old])], rng, step)
+        groups, uids = list(co.groups), list(co.uids)
+        taken = set(prev.uid) if prev is not None else set()
+        new_groups = [self._legal_group(r, prev, ids, ctx) for r in co.evicted]
+        rest = np.asarray(sorted(set(range(len(ids))) - co.placed - set(co.evicted)), dtype=np.int64)
+        new_groups += self._new_groups(rest, ctx)
+        groups += new_groups
+        uids += [fresh_uids(len(g), rng, taken) for g in new_groups]
+        return groups, uids, {"cohorts_continued": len(co.groups), "evicted": len(co.evicted),
+                              "new_records_grouped": int(len(rest))}
+
+    def _legal_group(self, r: int, prev: PrivateRows, ids, ctx) -> GroupSpec:
+        """A QI-group for record ``r`` alone that is a legal update instance of its previous USS (Definition 14):
+        one value per candidate update set of its previous group, ``r``'s value in one of them, counterfeits
+        (distinct values, chosen by max-flow) in the others.  Refuses when no such group exists (the record's
+        update is outside the public update model)."""
+        vals, V, rng, cus = ctx["vals"], ctx["V"], ctx["rng"], ctx["cus"]
+        pid = ids[r]
+        before = prev.group_values()[prev.group_of()[pid]]
+        # the values are relabelled at random for the max-flow, whose search order would otherwise give the
+        # counterfeits the same few values (a frequency tell)
+        perm = rng.permutation(V)
+        inv = np.argsort(perm)
+        entries = [sum(1 << int(perm[b]) for b in bits(cus[int(self.model.index(w))])) for w in before]
+        v = int(vals[r])
+        pv = int(perm[v])
+        for e in rng.permutation(len(entries)):
+            e = int(e)
+            if not entries[e] >> pv & 1:
+                continue
+            others = entries[:e] + entries[e + 1:]
+            fill = counterfeit_values(others, [1] * len(others), {pv: 1}, 1, V)
+            if fill is not None:
+                return [(r, v)] + [(-1, int(inv[f[0]])) for f in fill]
+        refuse(self.name, "the legal update instance of Definition 14",
+               f"record '{pid}' (value {self.model.values[v]} after the group {sorted(before)}: no group of "
+               f"{len(before)} distinct values covers its candidate update sets)")
+
+    def _repair(self, groups: list[GroupSpec], prev: PrivateRows | None, ids, ctx) -> tuple[list[GroupSpec], int]:
+        """A record of the previous release whose new group is not a legal update instance of its previous USS
+        (a record the buckets could not place, ``stats.illegal``) leaves a counterfeit with its value in that group
+        (the group's published values, and so its other members' candidate sets, do not change) and gets a group
+        of its own (:meth:`_legal_group`).  Returns the groups and the number of records moved."""
+        if prev is None:
+            return groups, 0
+        model, vals = self.model, ctx["vals"]
+        prev_group, prev_values = prev.group_of(), prev.group_values()
+        moved: list[int] = []
+        out = []
+        for spec in groups:
+            names = [model.values[v] for _, v in spec]
+            spec = list(spec)
+            legal: dict[int, bool] = {}  # previous group -> is this group a legal instance of its USS
+            for k, (r, v) in enumerate(spec):
+                g = prev_group.get(ids[r]) if r >= 0 else None
+                if g is None:
+                    continue
+                if g not in legal:
+                    legal[g] = is_legal_instance(names, prev_values[g], model)
+                if not legal[g]:
+                    spec[k] = (-1, v)
+                    moved.append(r)
+            out.append(spec)
+        out += [self._legal_group(r, prev, ids, ctx) for r in moved]
+        return out, len(moved)
 
     # ------------------------------------------------------------------ helpers
     def _classes(self, cus: list[int]) -> list[int]:
@@ -555,25 +478,8 @@ class MDistinct(PublisherBase):
         return groups
 
 
-def _intersection_plan(a: tuple, b: tuple) -> list[int] | None:
-    """The highest-scored intersection of two signatures of equal size: a one-to-one map of their CUS with
-    non-empty intersections maximizing the total share ``|x & y| / |x | y|`` (an assignment problem); ``None``
-    when they are not intersectable."""
-    n = len(a)
-    score = np.full((n, n), -1e6)
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            inter = x & y
-            if inter:
-                score[i, j] = bin(inter).count("1") / bin(x | y).count("1")
-    r, c = linear_sum_assignment(-score)
-    if (score[r, c] < 0).any():
-        return None
-    return [a[i] & b[j] for i, j in zip(r, c)]
-
-
 class MDistinctStar(MDistinct):
     """m-Distinct* (section IV.B): :class:`MDistinct` with ``star: true``."""
 
     name = "m_distinct_star"
-    defaults = {"star": True, "uid": True, "intersect_limit": 150}
+    defaults = {"star": True, "uid": False, "intersect_limit": 150}

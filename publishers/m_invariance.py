@@ -23,9 +23,12 @@ left its signature can no longer be placed in a group with its signature.  Such 
 published as a new record (with a new signature) and counted in the state (``stats.invalid``, cumulative in
 ``stats.invalid_total``), which is Figure 4's count.
 
-Releases carry a ``uid`` column (``uid: true``, the default): a stable pseudonym of each record (``r<k>``,
-numbered in a random order of first appearance, kept in the state), with fresh pseudonyms for counterfeit
-rows; ``uid: false`` leaves it out.  The publisher state (JSON) holds the pseudonyms and signatures.
+No ``uid`` column is published unless asked (``uid: true``); then the QI-groups are kept as *cohorts* with
+random uids (:mod:`publishers._m_cohorts`), so that a record-tracking adversary (Barbosa et al. section 4) meets
+every record's whole group in every release.  Counterfeit rows carry nothing that separates them from real
+ones: random group numbers, rows shuffled across the release, uids drawn like the real ones.  Every release is
+checked against the guarantee before it is returned, or refused (:mod:`publishers._m_guarantee`).  The
+publisher state (JSON, private) holds the signatures and the last release's rows (person, group, value, uid).
 """
 from __future__ import annotations
 
@@ -40,37 +43,17 @@ from multirelease.principles import Principle
 from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table
 
+from multirelease.transitions import TransitionModel
+
+from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
+from ._m_guarantee import PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance
 from .base import PublisherBase, PublishResult
 from .mondrian import mondrian_partition
 
-__all__ = ["MInvariance", "GroupSpec", "publish_groups", "unique_groups", "balanced_split", "Pseudonyms"]
+__all__ = ["MInvariance", "GroupSpec", "publish_groups", "unique_groups", "balanced_split", "new_record_groups"]
 
 #: a counterfeit member of a group: ``(-1, value index)``; a real member: ``(row, value index)``
 GroupSpec = list
-
-
-class Pseudonyms:
-    """Stable record pseudonyms ``r<k>`` for the ``uid`` column, and fresh ones for counterfeits."""
-
-    def __init__(self, state: Mapping | None):
-        state = state or {}
-        self.map: dict[str, str] = dict(state.get("uid", {}))
-        self.next = int(state.get("next_uid", 1))
-
-    def assign(self, ids: Sequence[str], rng: np.random.Generator) -> dict[str, str]:
-        new = [i for i in ids if i not in self.map]
-        for j in rng.permutation(len(new)):
-            self.map[new[int(j)]] = f"r{self.next}"
-            self.next += 1
-        return self.map
-
-    def fresh(self) -> str:
-        out = f"r{self.next}"
-        self.next += 1
-        return out
-
-    def state(self) -> dict:
-        return {"uid": self.map, "next_uid": self.next}
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,32 +210,45 @@ def balanced_split(entries: list[list[int]], codes: np.ndarray, values_of, spans
 
 
 def publish_groups(snapshot: Table, attributes: Sequence[str], groups: list[GroupSpec], value_names: np.ndarray,
-                   rng: np.random.Generator, pseudonyms: Pseudonyms | None) -> tuple[Release, ReleaseTruth, dict]:
+                   rng: np.random.Generator, uids: list[list[str]] | None = None
+                   ) -> tuple[Release, ReleaseTruth, dict]:
     """A release of QI-groups with counterfeits: each group generalized to the closure of its real rows;
-    counterfeit rows share the group's QI values (and the other published columns of a random member); the
-    group and row order are random; counterfeit statistics ``{group: count}`` for the groups that have any."""
+    counterfeit rows share the group's QI values (and the other published columns of a random member); counterfeit
+    statistics ``{group: count}`` for the groups that have any.  ``uids`` (parallel to ``groups``) gives each
+    row's published uid; ``None`` publishes no uid column.
+
+    Nothing in the file separates a counterfeit row from a real one but the counts: the group ids are a random
+    permutation of ``1..G``, and the rows are shuffled across the whole release (with ``rng``), so neither a
+    row's position in the file nor in its group says anything; groups without a real row are not published."""
     schema = snapshot.schema
     attributes = schema.restrict(attributes)
     quasi = [n for n in attributes if schema[n].is_quasi]
     all_q = list(schema.quasi)
     codes = snapshot.qi_codes[:, [all_q.index(n) for n in quasi]]
-    order = rng.permutation(len(groups))
-    rows, sens, group_ids, fake = [], [], [], []
+    keep = [i for i, spec in enumerate(groups) if any(r >= 0 for r, _ in spec)]
+    gid_of = {gi: int(g) + 1 for gi, g in zip(keep, rng.permutation(len(keep)))}
+    rows, sens, group_ids, fake, uid_list = [], [], [], [], []
     cf: dict[int, int] = {}
-    for gid, gi in enumerate(order, 1):
-        spec = list(groups[int(gi)])
-        spec = [spec[int(k)] for k in rng.permutation(len(spec))]
+    for gi in keep:
+        spec = list(groups[gi])
+        gid = gid_of[gi]
         real = [r for r, _ in spec if r >= 0]
-        if not real:
-            continue
-        for r, v in spec:
+        for k, (r, v) in enumerate(spec):
             rows.append(r if r >= 0 else real[int(rng.integers(0, len(real)))])
             sens.append(value_names[v])
             group_ids.append(gid)
             fake.append(r < 0)
+            if uids is not None:
+                uid_list.append(uids[gi][k])
         n_fake = sum(1 for r, _ in spec if r < 0)
         if n_fake:
             cf[gid] = n_fake
+    perm = rng.permutation(len(rows))
+    rows = [rows[int(i)] for i in perm]
+    sens = [sens[int(i)] for i in perm]
+    group_ids = [group_ids[int(i)] for i in perm]
+    fake = [fake[int(i)] for i in perm]
+    uid_list = [uid_list[int(i)] for i in perm] if uids is not None else []
     rows_a = np.asarray(rows, dtype=np.int64)
     group_a = np.asarray(group_ids, dtype=np.int64)
     fake_a = np.asarray(fake, dtype=bool)
@@ -284,10 +280,7 @@ def publish_groups(snapshot: Table, attributes: Sequence[str], groups: list[Grou
     others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
     other = snapshot.frame.iloc[rows_a][others].reset_index(drop=True) if others else None
     ids = snapshot.ids[rows_a] if n else np.zeros(0, dtype=object)
-    uid = None
-    if pseudonyms is not None:
-        pmap = pseudonyms.assign([str(i) for i in snapshot.ids], rng)
-        uid = np.array([pseudonyms.fresh() if f else pmap[str(i)] for i, f in zip(ids, fake_a)], dtype=object)
+    uid = np.asarray(uid_list, dtype=object) if uids is not None else None
     sensitive = np.asarray(sens, dtype=object)
     release = Release(schema=schema, attributes=tuple(attributes), lo=lo, hi=hi, sensitive=sensitive, masks=masks,
                       other=other, group=group_a, uid=uid, counterfeits=cf or None)
@@ -302,15 +295,30 @@ class MInvariance(PublisherBase):
     Parameters
     ----------
     m : int >= 2
-    uid : bool, default True
-        Publish the ``uid`` column (stable record pseudonyms).
+    uid : bool, default False
+        Publish a ``uid`` column.  The QI-groups are then kept as cohorts (:mod:`publishers._m_cohorts`) so
+        that m-invariance also holds against Barbosa et al.'s record-tracking adversary.
+
+    Every release is checked before it is returned (:mod:`publishers._m_guarantee`): m-uniqueness, signature
+    invariance of every record whose lifespan continues, the update-graph attack under persistent values on the
+    records linked by identity (and by uid), and with ``uid`` the cohort invariant and the intersection attack.
+    A release that fails is refused (:class:`InputError`, one line).
     """
 
     name = "m_invariance"
     params = {"m": Interval(int, 2, None), "uid": Boolean()}
     required = ("m",)
-    defaults = {"uid": True}
-    guarantee = "m_unique"
+    defaults = {"uid": False}
+    guarantee = "m_invariance"
+    #: how the guarantee is checked: (check, source, requirement); ``definition`` checks are written from the
+    #: paper's definition, the others are attacks of the registry run on the last two releases
+    guarantee_checks = (
+        ("m_unique", "definition", "every QI-group has >= m rows with distinct values (Xiao & Tao Def. 2)"),
+        ("signature_invariance", "definition", "a continuing record keeps its signature (Xiao & Tao Def. 4)"),
+        ("update_graph", "attack", "vulnerable_values == 0 and inconsistent == 0 (persistent values)"),
+        ("cohorts", "definition", "uid: a group's uids are all new or one previous group's (Barbosa sec. 4)"),
+        ("intersection", "attack", "uid: violations == 0 with k = m, l = m (Barbosa sec. 4)"),
+    )
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
@@ -321,21 +329,86 @@ class MInvariance(PublisherBase):
         quasi = [n for n in attributes if schema[n].is_quasi]
         attrs = [schema[n] for n in quasi]
         codes = snapshot.qi_codes[:, [list(schema.quasi).index(n) for n in quasi]]
-        spans = np.array([max(a.hierarchy.n_leaves - 1, 1) for a in attrs], dtype=np.float64)
         # one value dictionary across releases: the signature's values plus this snapshot's
         known = list(state.get("values", []))
         for v in pd.unique(pd.Series(snapshot.sensitive, dtype=object)):
             if v not in known:
                 known.append(v)
+        sens = [n for n in attributes if schema[n].is_sensitive]
+        if len(known) < m and len(sens) == 1:  # counterfeits may take the domain's other values
+            known += [v for v in schema[sens[0]].hierarchy.leaves if v not in known]
         vindex = {v: i for i, v in enumerate(known)}
         names = np.asarray(known, dtype=object)
         vals = np.fromiter((vindex[v] for v in snapshot.sensitive), dtype=np.int64, count=len(snapshot))
         signature: dict[str, list] = state.get("signature", {})
         ids = [str(i) for i in snapshot.ids]
+        invalid = sum(1 for r, pid in enumerate(ids) if pid in signature and names[vals[r]] not in signature[pid])
+        prev = PrivateRows.from_state(state)
+        if self.config["uid"]:
+            groups, uids, continuing = self._cohort_groups(prev, ids, vals, vindex, codes, attrs, len(names), rng)
+        else:
+            groups, continuing = self._bucket_groups(signature, ids, vals, vindex, codes, attrs, len(names), rng)
+            uids = None
+        release, truth, cf = publish_groups(snapshot, attributes, groups, names, rng, uids)
+        rows = PrivateRows.of(release, truth)
+        self._check(schema, prev, rows, continuing, known, int(state.get("releases", 0)))
+        # next state: every published record's signature is its group's set of values
+        new_sig = {}
+        gvals: dict[int, set] = {}
+        for g, v in zip(release.group, release.sensitive):
+            gvals.setdefault(int(g), set()).add(v)
+        for g, p in zip(release.group, truth.person):
+            if p is not None:
+                new_sig[p] = sorted(gvals[int(g)])
+        prev_stats = state.get("stats", {})
+        stats = {"invalid": invalid, "invalid_total": int(prev_stats.get("invalid_total", 0)) + invalid,
+                 "counterfeits": int(sum(cf.values())), "groups": int(release.n_classes)}
+        new_state = {"releases": int(state.get("releases", 0)) + 1, "values": known, "signature": new_sig,
+                     "stats": stats, "rows": rows.state()}
+        return PublishResult(release=release, truth=truth, state=new_state, counterfeit_rows=int(sum(cf.values())))
+
+    def _check(self, schema, prev: PrivateRows | None, rows: PrivateRows, continuing: set, known: list,
+               release_no: int) -> None:
+        """The guarantee of :attr:`guarantee_checks` on the release about to be returned, or a refusal."""
+        m = self.config["m"]
+        check_m_unique(self.name, rows, m)
+        if prev is None:
+            return
+        check_signature_invariance(self.name, prev, rows, continuing)
+        if self.config["uid"]:
+            check_cohorts(self.name, prev, rows)
+        before = {p for p in prev.person if p is not None}
+        rename = {p: f"{p}~lifespan{release_no + 1}" for p in rows.person
+                  if p is not None and p in before and p not in continuing}
+        persistent = TransitionModel.from_candidates(known, {v: [v] for v in known})
+        attack_checks(self.name, schema, prev, rows, persistent, m, rename=rename, published_uid=self.config["uid"])
+
+    def _cohort_groups(self, prev, ids, vals, vindex, codes, attrs, n_values, rng):
+        """``uid: true``: the previous groups continue as cohorts (a slot keeps its value: a record whose value
+        changed, or that left, leaves a ghost); the other records form new cohorts with fresh uids."""
+        m = self.config["m"]
+        taken = set(prev.uid or []) if prev is not None else set()
+        if prev is not None and prev.uid is None:
+            raise InputError(f"{self.name} with uid: true cannot continue a sequence published without uids")
+        if prev is not None:
+            co = continue_cohorts(prev, ids, vals, vindex, lambda old, new: old == new, None, rng)
+        else:
+            co = Cohorts()
+        rest = np.asarray(sorted(set(range(len(ids))) - co.placed), dtype=np.int64)
+        new = new_record_groups(codes, attrs, rest, vals[rest], n_values, m, rng)
+        groups = co.groups + new
+        uids = co.uids + [fresh_uids(len(g), rng, taken) for g in new]
+        continuing = {ids[r] for r in co.placed}
+        return groups, uids, continuing
+
+    def _bucket_groups(self, signature, ids, vals, vindex, codes, attrs, n_values, rng):
+        """The four phases of the module docstring; returns the group specs and the records whose lifespan
+        continues (their value is in their signature)."""
+        m = self.config["m"]
         # 1. division
         buckets: dict[tuple, dict[int, list[int]]] = {}
         new_rows: list[int] = []
-        invalid = 0
+        continuing = set()
         for r, pid in enumerate(ids):
             sig = signature.get(pid)
             if sig is None:
@@ -343,15 +416,14 @@ class MInvariance(PublisherBase):
                 continue
             sig_t = tuple(sorted(vindex[v] for v in sig))
             if vals[r] not in sig_t:
-                invalid += 1
                 new_rows.append(r)
                 continue
+            continuing.add(pid)
             buckets.setdefault(sig_t, {v: [] for v in sig_t})[int(vals[r])].append(r)
         # 2. balancing: new records fill the gaps, counterfeits the rest
         pool: dict[int, list[int]] = {}
         for r in rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else []:
             pool.setdefault(int(vals[r]), []).append(int(r))
-        n_fake = 0
         entries_of: list[tuple[tuple, list[list[int]]]] = []
         fake_value: dict[int, int] = {}
         next_fake = -1
@@ -367,10 +439,10 @@ class MInvariance(PublisherBase):
                     lst.append(next_fake)
                     fake_value[next_fake] = v
                     next_fake -= 1
-                    n_fake += 1
                 entries.append(lst)
             entries_of.append((sig_t, entries))
         # 4. split (balanced buckets)
+        spans = np.array([max(a.hierarchy.n_leaves - 1, 1) for a in attrs], dtype=np.float64)
         groups: list[GroupSpec] = []
         for sig_t, entries in entries_of:
             for leaf in balanced_split(entries, codes, None, spans):
@@ -380,22 +452,5 @@ class MInvariance(PublisherBase):
                                    (e[k] for e in leaf)])
         # 3. assignment of the remaining new (and invalid) records
         rest = np.sort(np.asarray([r for lst in pool.values() for r in lst], dtype=np.int64))
-        groups.extend(new_record_groups(codes, attrs, rest, vals[rest], len(names), m, rng))
-        pseudo = Pseudonyms(state) if self.config["uid"] else None
-        release, truth, cf = publish_groups(snapshot, attributes, groups, names, rng, pseudo)
-        # next state: every published record's signature is its group's set of values
-        new_sig = {}
-        gvals: dict[int, set] = {}
-        for g, v in zip(release.group, release.sensitive):
-            gvals.setdefault(int(g), set()).add(v)
-        for g, p in zip(release.group, truth.person):
-            if p is not None:
-                new_sig[p] = sorted(gvals[int(g)])
-        prev_stats = state.get("stats", {})
-        stats = {"invalid": invalid, "invalid_total": int(prev_stats.get("invalid_total", 0)) + invalid,
-                 "counterfeits": int(sum(cf.values())), "groups": int(release.n_classes)}
-        new_state = {"releases": int(state.get("releases", 0)) + 1, "values": known, "signature": new_sig,
-                     "stats": stats}
-        if pseudo is not None:
-            new_state.update(pseudo.state())
-        return PublishResult(release=release, truth=truth, state=new_state, counterfeit_rows=int(sum(cf.values())))
+        groups.extend(new_record_groups(codes, attrs, rest, vals[rest], n_values, m, rng))
+        return groups, continuing

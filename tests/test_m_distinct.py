@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attacks.update_graph import UpdateGraph, link_versions, node_weights, sug_dp
-from multirelease.sequence import Adversary
+from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.transitions import TransitionModel
 from publishers.m_distinct import edge_colouring
 from test_update_graph import _sequence
@@ -26,6 +26,19 @@ def _m_unique(release, m):
         vals = release.sensitive[rows]
         assert len(rows) >= m
         assert len(set(vals)) == len(vals), "a QI-group repeats a value"
+
+
+def _by_identity(seq):
+    """The sequence with every release's ``uid`` set to the (private) person ids, counterfeits to ids of their
+    own: the adversary who knows every record's QI-group (the releases publish no uid, issue 13 item 2)."""
+    from dataclasses import replace
+
+    out = ReleaseSequence()
+    for i, (release, truth, snap) in enumerate(zip(seq.releases, seq.truths, seq.snapshots)):
+        assert release.uid is None  # no uid column unless asked
+        ids = np.array([f"~c{i}:{k}" if p is None else str(p) for k, p in enumerate(truth.person)], dtype=object)
+        out.append(replace(release, uid=ids), truth, snap)
+    return out
 
 
 def _counterfeits_consistent(release, truth):
@@ -44,8 +57,7 @@ def test_m_distinct_lemma_3(data, m):
         _m_unique(release, m)
         _counterfeits_consistent(release, truth)
         json.dumps(state)  # the state is data
-        assert release.uid is not None and len(set(release.uid)) == len(release.uid)
-    view = seq.view(Adversary(sensitive="transitions"), model)
+    view = _by_identity(seq).view(Adversary(sensitive="transitions"), model)
     links = link_versions(view, model, "uid")
     N = len(seq)
     w = [node_weights(links, i) for i in range(N)]
@@ -68,7 +80,7 @@ def test_m_distinct_star_lemma_4(data, m):
     d = model.diameter
     if n_vals % d:  # unequal blocks weigh their paths unequally: Lemma 4 assumes equal weights
         return
-    view = seq.view(Adversary(sensitive="transitions"), model)
+    view = _by_identity(seq).view(Adversary(sensitive="transitions"), model)
     res = UpdateGraph(linkage="uid").run(view)
     assert res.summary["vulnerable_values"] == 0
     assert res.summary["max_risk"] <= 1 / m + 1e-9

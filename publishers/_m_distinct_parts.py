@@ -1,0 +1,230 @@
+"""The bucket machinery of m-Distinct (Li & Zhou, section V; used by :mod:`publishers.m_distinct`): bitmask
+candidate update sets, entry-saturating matchings, counterfeit values by max-flow, König edge colouring, the
+buckets of Algorithm 2 and their intersection plans."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+__all__ = ["allowed_masks", "counterfeit_values", "edge_colouring", "Bucket", "intersection_plan", "bits"]
+
+
+def bits(mask: int) -> list[int]:
+    out = []
+    v = 0
+    while mask:
+        if mask & 1:
+            out.append(v)
+        mask >>= 1
+        v += 1
+    return out
+
+
+def _saturating_matching(entries: Sequence[int], skip: int = -1, taken: int = 0) -> bool:
+    """Whether every entry (CUS bitmask) but ``skip`` gets its own value (a system of distinct
+    representatives), avoiding the values in the bitmask ``taken`` (Kuhn's augmenting paths)."""
+    owner: dict[int, int] = {}
+
+    def augment(ei: int, seen: set) -> bool:
+        for v in bits(entries[ei] & ~taken):
+            if v in seen:
+                continue
+            seen.add(v)
+            if v not in owner or augment(owner[v], seen):
+                owner[v] = ei
+                return True
+        return False
+
+    return all(augment(ei, set()) for ei in range(len(entries)) if ei != skip)
+
+
+def allowed_masks(entries: Sequence[int]) -> tuple[int, ...]:
+    """Per entry, the values a row of that entry may hold so that the bucket can still be cut into QI-groups of
+    one row per entry with distinct values, each in its entry's CUS: the edges ``(entry, value)`` that lie in
+    some matching saturating every entry.  A row outside them can never be completed to a legal group, whatever
+    the counterfeits (e.g. entries ``{a}, {a, b}``: the first entry always takes ``a``, so a row ``a`` of the
+    second is stuck); conversely rows on such edges are always balanceable with enough counterfeits.  All zero
+    when the entries have no system of distinct representatives (e.g. the intersection ``{a}, {a}``)."""
+    out = []
+    for ei, e in enumerate(entries):
+        mask = 0
+        for v in bits(e):
+            if _saturating_matching(entries, skip=ei, taken=1 << v):
+                mask |= 1 << v
+        out.append(mask)
+    return tuple(out)
+
+
+def counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapping[int, int], delta: int,
+                       V: int) -> list[list[int]] | None:
+    """Values for the counterfeits of a bucket: ``counts[i]`` rows for entry ``i``, each a value of its CUS, no
+    value on more than ``delta`` rows in all (``freq``: the real rows' counts) - a max-flow problem.  Then every
+    entry has ``delta`` rows and every value at most ``delta``, so a proper ``delta``-edge-colouring of entries x
+    values (König) cuts the bucket into ``delta`` legal QI-groups.  ``None`` when infeasible."""
+    need = sum(counts)
+    if need == 0:
+        return [[] for _ in entries]
+    k = len(entries)
+    # nodes: 0 source, 1..k entries, k+1..k+V values, k+V+1 sink
+    src, sink = 0, k + V + 1
+    cap: dict[tuple[int, int], int] = {}
+    adj: dict[int, list[int]] = {}
+
+    def edge(a: int, b: int, c: int) -> None:
+        if (a, b) not in cap:
+            adj.setdefault(a, []).append(b)
+            adj.setdefault(b, []).append(a)
+            cap[(a, b)] = 0
+            cap.setdefault((b, a), 0)
+        cap[(a, b)] += c
+
+    for i, (e, c) in enumerate(zip(entries, counts)):
+        if c:
+            edge(src, 1 + i, c)
+            for v in bits(e):
+                edge(1 + i, 1 + k + v, c)
+    for v in range(V):
+        c = delta - int(freq.get(v, 0))
+        if c > 0:
+            edge(1 + k + v, sink, c)
+    flow = 0
+    while flow < need:  # BFS augmenting paths (Edmonds-Karp), deterministic order
+        prev = {src: src}
+        queue = [src]
+        for a in queue:
+            if sink in prev:
+                break
+            for b in adj.get(a, []):
+                if b not in prev and cap[(a, b)] > 0:
+                    prev[b] = a
+                    queue.append(b)
+        if sink not in prev:
+            return None
+        push, b = need - flow, sink
+        while b != src:
+            push = min(push, cap[(prev[b], b)])
+            b = prev[b]
+        b = sink
+        while b != src:
+            cap[(prev[b], b)] -= push
+            cap[(b, prev[b])] += push
+            b = prev[b]
+        flow += push
+    out = []
+    for i, (e, c) in enumerate(zip(entries, counts)):
+        vals = []
+        for v in bits(e):
+            used = cap[(1 + k + v, 1 + i)] if c else 0  # flow on entry -> value = reverse residual
+            vals.extend([v] * used)
+        out.append(vals)
+    return out
+
+
+def edge_colouring(edges: Sequence[tuple[int, int]], delta: int) -> list[int]:
+    """A proper edge colouring with ``delta`` colours of a bipartite multigraph of maximum degree ``<= delta``
+    (König's theorem), by alternating-path recolouring.  ``edges`` are ``(left, right)`` pairs; returns a colour
+    per edge.  ``O(E * (V + E))``."""
+    at_l: dict[int, dict[int, int]] = {}
+    at_r: dict[int, dict[int, int]] = {}
+    colour = [-1] * len(edges)
+    for e, (u, v) in enumerate(edges):
+        cu = at_l.setdefault(u, {})
+        cv = at_r.setdefault(v, {})
+        a = next(c for c in range(delta) if c not in cu)
+        if a in cv:
+            b = next(c for c in range(delta) if c not in cv)
+            # flip the a/b alternating path that starts at v with colour a
+            path = []
+            node, side, want = v, "r", a
+            while True:
+                table = at_r if side == "r" else at_l
+                f = table.get(node, {}).get(want)
+                if f is None:
+                    break
+                path.append(f)
+                fu, fv = edges[f]
+                node, side = (fu, "l") if side == "r" else (fv, "r")
+                want = b if want == a else a
+            for f in path:
+                fu, fv = edges[f]
+                del at_l[fu][colour[f]]
+                del at_r[fv][colour[f]]
+            for f in path:
+                fu, fv = edges[f]
+                colour[f] = b if colour[f] == a else a
+                at_l[fu][colour[f]] = f
+                at_r[fv][colour[f]] = f
+        colour[e] = a
+        cu[a] = e
+        cv[a] = e
+    return colour
+
+
+class Bucket:
+    """A bucket of Algorithm 2: entries (CUS bitmasks), the records assigned to each, the value frequencies, the
+    counterfeit need ``delta`` and the QI bounding box (kept incrementally; plain Python for small ``q``)."""
+
+    __slots__ = ("entries", "allowed", "rows", "freq", "lo", "hi", "n", "origin", "d", "area")
+
+    def __init__(self, entries: tuple[int, ...], q: int, origin: tuple, allowed: tuple[int, ...] | None = None):
+        self.entries = entries
+        # per entry, the values a row may hold there and still be completed to legal QI-groups (allowed_masks)
+        self.allowed = allowed if allowed is not None else allowed_masks(entries)
+        self.rows: list[list[int]] = [[] for _ in entries]
+        self.freq: dict[int, int] = {}
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+        self.n = 0
+        self.origin = origin  # the base signatures this bucket is implied by
+        self.d = 0
+        self.area = 0.0
+
+    def delta(self) -> int:
+        """``delta = max(F_max, |e_1|, ..., |e_k|)`` (section V.B (i))."""
+        return self.d
+
+    def lam(self, point, inv_spans) -> float:
+        """lambda of eq. 3: the bucket's QI area after / before adding the point (1 for an empty bucket); the
+        area is the product of the normalized extents ``(hi - lo + 1) / |dom|``."""
+        if self.n == 0:
+            return 1.0
+        after = 1.0
+        for x, lo, hi, w in zip(point, self.lo, self.hi, inv_spans):
+            after *= ((hi if x < hi else x) - (lo if x > lo else x) + 1) * w
+        return after / self.area
+
+    def add(self, entry: int, row: int, value: int, point, inv_spans) -> None:
+        self.rows[entry].append(row)
+        f = self.freq.get(value, 0) + 1
+        self.freq[value] = f
+        self.d = max(self.d, f, len(self.rows[entry]))
+        if self.n == 0:
+            self.lo = list(point)
+            self.hi = list(point)
+        else:
+            self.lo = [min(a, b) for a, b in zip(self.lo, point)]
+            self.hi = [max(a, b) for a, b in zip(self.hi, point)]
+        area = 1.0
+        for lo, hi, w in zip(self.lo, self.hi, inv_spans):
+            area *= (hi - lo + 1) * w
+        self.area = area
+        self.n += 1
+
+
+def intersection_plan(a: tuple, b: tuple) -> list[int] | None:
+    """The highest-scored intersection of two signatures of equal size: a one-to-one map of their CUS with
+    non-empty intersections maximizing the total share ``|x & y| / |x | y|`` (an assignment problem); ``None``
+    when they are not intersectable."""
+    n = len(a)
+    score = np.full((n, n), -1e6)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            inter = x & y
+            if inter:
+                score[i, j] = bin(inter).count("1") / bin(x | y).count("1")
+    r, c = linear_sum_assignment(-score)
+    if (score[r, c] < 0).any():
+        return None
+    return [a[i] & b[j] for i, j in zip(r, c)]
