@@ -9,7 +9,9 @@ small: one uid of a group of release 1 met again with one other uid in release 2
 * a cohort is born with fresh uids (real rows and counterfeits alike: uniform random 48-bit draws, so a
   counterfeit's uid says nothing) and is published as one QI-group, with exactly the same uids, in every
   release until it retires (all its uids disappear together);
-* a member that leaves, or whose new value its slot cannot take, leaves a *ghost*: a counterfeit row with the
+* a member whose new value its slot cannot take moves to a free slot of its cohort that can (its uid changes,
+  its QI-group does not);
+* a member that leaves, or whose new value no slot of its cohort can take, leaves a *ghost*: a counterfeit row with the
   slot's uid (counted in the counterfeit statistics), whose value is the slot's old value (m-invariance) or a
   value of the old value's candidate update set distinct from the others (m-Distinct), so the slot's value
   sequence stays a feasible update path;
@@ -112,6 +114,16 @@ def continue_cohorts(prev: PrivateRows, ids: Sequence[str], vals: np.ndarray, vi
                 real[k] = r
             else:
                 lost.append(r)
+        # a member that cannot keep its own slot may take over a free slot of its cohort whose value it can hold
+        # (an update within the signature): it stays in its QI-group, its old slot becomes a ghost
+        for r in list(lost):
+            v = int(vals[r])
+            if any(int(vals[q]) == v for q in real.values()):
+                continue
+            free = [k for k in range(len(slots)) if k not in real and keep(old[k], v)]
+            if free:
+                real[free[int(rng.integers(0, len(free)))]] = r
+                lost.remove(r)
         while True:
             ghosts = [k for k in range(len(slots)) if k not in real]
             if options is None:

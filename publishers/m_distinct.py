@@ -141,6 +141,9 @@ class MDistinct(PublisherBase):
         points = codes.tolist()
         ids = [str(i) for i in snapshot.ids]
         prev = PrivateRows.from_state(state)
+        if prev is None and state.get("releases"):
+            raise InputError(f"{self.name}: the publisher state has no rows of the previous release (an older "
+                             f"version's state): the guarantee cannot be checked")
         ctx = dict(vals=vals, codes=codes, attrs=attrs, V=V, m=m, star=star, cus=cus, rng=rng,
                    classes=classes if star else None)
         if self.config["uid"]:

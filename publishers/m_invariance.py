@@ -344,6 +344,9 @@ class MInvariance(PublisherBase):
         ids = [str(i) for i in snapshot.ids]
         invalid = sum(1 for r, pid in enumerate(ids) if pid in signature and names[vals[r]] not in signature[pid])
         prev = PrivateRows.from_state(state)
+        if prev is None and state.get("releases"):
+            raise InputError(f"{self.name}: the publisher state has no rows of the previous release (an older "
+                             f"version's state): the guarantee cannot be checked")
         if self.config["uid"]:
             groups, uids, continuing = self._cohort_groups(prev, ids, vals, vindex, codes, attrs, len(names), rng)
         else:
