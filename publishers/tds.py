@@ -42,7 +42,7 @@ from multirelease.table import Table, composite_sensitive
 from .base import PublisherBase, PublishResult
 
 __all__ = ["TopDownSpecialization", "CutSpecializer", "CutConstraint", "Specialization", "CutSpace",
-           "cut_release", "published_quasi"]
+           "cut_release", "cut_cells", "published_quasi", "check_k_anonymous"]
 
 
 # ---------------------------------------------------------------------- taxonomy helpers
@@ -294,6 +294,23 @@ def published_quasi(snapshot: Table, attributes: Sequence[str] | None) -> tuple[
     return attributes, quasi, [all_q.index(n) for n in quasi]
 
 
+def cut_cells(space: CutSpace, node: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """``(lo, hi, masks)``: the leaf ranges of cut nodes ``node`` ``(n, q)``, and the leaf bitsets of the
+    ``subsets`` attributes."""
+    n, q = node.shape
+    lo = np.zeros((n, q), dtype=np.int32)
+    hi = np.zeros((n, q), dtype=np.int32)
+    masks = {}
+    for j, a in enumerate(space.attributes):
+        h = a.hierarchy
+        lo[:, j] = h.node_lo[node[:, j]]
+        hi[:, j] = h.node_hi[node[:, j]]
+        if a.is_subsets:
+            width = (hi[:, j] - lo[:, j] + 1).astype(np.uint64)
+            masks[a.name] = ((np.left_shift(np.uint64(1), width) - np.uint64(1)) << lo[:, j].astype(np.uint64))
+    return lo, hi, masks
+
+
 def cut_release(snapshot: Table, attributes: Sequence[str], space: CutSpace, node: np.ndarray,
                 rng: np.random.Generator) -> tuple[Release, ReleaseTruth]:
     """Publish every record with its QI values replaced by its cut nodes (``node``, ``(n, q)``).
@@ -302,12 +319,6 @@ def cut_release(snapshot: Table, attributes: Sequence[str], space: CutSpace, nod
     """
     schema = snapshot.schema
     n, q = node.shape
-    lo = np.zeros((n, q), dtype=np.int32)
-    hi = np.zeros((n, q), dtype=np.int32)
-    for j, a in enumerate(space.attributes):
-        h = a.hierarchy
-        lo[:, j] = h.node_lo[node[:, j]]
-        hi[:, j] = h.node_hi[node[:, j]]
     if n:
         _, cls = np.unique(node, axis=0, return_inverse=True)
         cls = cls.reshape(-1)
@@ -316,12 +327,7 @@ def cut_release(snapshot: Table, attributes: Sequence[str], space: CutSpace, nod
         rows = np.lexsort((rng.permutation(n), rank))
     else:
         rows = np.zeros(0, dtype=np.int64)
-    lo, hi = lo[rows], hi[rows]
-    masks = {}
-    for j, a in enumerate(space.attributes):
-        if a.is_subsets:
-            width = (hi[:, j] - lo[:, j] + 1).astype(np.uint64)
-            masks[a.name] = ((np.left_shift(np.uint64(1), width) - np.uint64(1)) << lo[:, j].astype(np.uint64))
+    lo, hi, masks = cut_cells(space, node[rows])
     frame = snapshot.frame.iloc[rows]
     sens_names = [x for x in attributes if schema[x].is_sensitive]
     sensitive = composite_sensitive(frame, sens_names)
@@ -343,12 +349,35 @@ def sensitive_codes(snapshot: Table, attributes: Sequence[str]) -> tuple[np.ndar
     return codes.astype(np.int64), np.asarray(uniq, dtype=object)
 
 
+def check_k_anonymous(name: str, release: Release, k: int) -> None:
+    """The release's own check: ``linking.k >= k`` by the single-release attack of the registry (publishers
+    may call attacks, never the reverse); a release that fails is refused with one line naming the class."""
+    from attacks import ATTACKS
+    from multirelease.sequence import Adversary, ReleaseSequence
+
+    seq = ReleaseSequence()
+    seq.append(release, None, None)
+    res = ATTACKS["linking"](k=int(k)).run(seq.view(Adversary(), targets="regions"))
+    low, _ = res.interval("k")
+    if not low >= k:
+        w = res.witness("k")
+        qi = ", ".join(f"{a}={v}" for a, v in dict(w.get("qi", {})).items())
+        raise InputError(f"{name} refuses the release: linking.k >= {k} fails (k = {low:g}) for the class "
+                         f"{w.get('group', '?')} ({qi})")
+
+
 class TopDownSpecialization(PublisherBase):
     """k-anonymous release by top-down specialization over hierarchy cuts (global recoding).
 
     Parameters
     ----------
     k : int >= 2
+
+    Its guarantee is its principle, k-anonymity of the release it publishes (checked before it is returned by
+    the ``linking`` attack: :func:`check_k_anonymous`).  It claims nothing about correspondence attacks: a
+    sequence of TDS releases is not BCF-anonymous in general (section 1 of Fung et al.); ``bcf`` is the
+    publisher for that, and takes a TDS release as a foreign first release
+    (:func:`publishers.bcf_state.state_from_releases`).
 
     Examples
     --------
@@ -358,7 +387,8 @@ class TopDownSpecialization(PublisherBase):
     name = "tds"
     params = {"k": Interval(int, 2, None)}
     required = ("k",)
-    guarantee = "principle"
+    #: what every release keeps, checked before it is returned (formatted with the config)
+    guarantee = ("linking.k >= {k}",)
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
@@ -372,5 +402,6 @@ class TopDownSpecialization(PublisherBase):
         spec = CutSpecializer(snapshot.qi_codes[:, cols], space, sens, len(values), KAnonymity(k))
         node = spec.run()
         release, truth = cut_release(snapshot, attributes, space, node, rng)
+        check_k_anonymous(self.name, release, k)
         prev = int((state or {}).get("releases", 0))
         return PublishResult(release=release, truth=truth, state={"releases": prev + 1})
