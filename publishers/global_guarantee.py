@@ -68,7 +68,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from multirelease.errors import InputError
+from multirelease.errors import InputError, SolverError
 from multirelease.params import Boolean, Interval, ListOf, Text
 from multirelease.principles import Principle
 from multirelease.sequence import Adversary, ReleaseSequence
@@ -288,7 +288,11 @@ class GlobalGuarantee(PublisherBase):
 
         seq = ReleaseSequence()
         seq.append(release, truth, snapshot)
-        result = ATTACKS["possible_worlds"](values=protected).run(seq.view(Adversary(sensitive="free")))
+        try:
+            result = ATTACKS["possible_worlds"](values=protected).run(seq.view(Adversary(sensitive="free")))
+        except SolverError as exc:
+            raise Refusal(f"{self.name}: release {k}: UNKNOWN whether p(o, s, k) <= 1/{l:g}: the possible-worlds "
+                          f"attack stopped ({exc})", "unknown") from None
         checks = (("max_breach", lambda x: x <= 1 / l + 1e-12, f"<= 1/{l:g}"),
                   ("min_linkability", lambda x: x >= l, f">= {l:g}"))
         for metric, ok, need in checks:

@@ -64,6 +64,7 @@ from multirelease.table import Table, composite_sensitive
 
 from .base import PublisherBase, PublishResult
 from .mondrian import mondrian_partition
+from .sequential_check import check_release
 
 __all__ = [
     "SequentialDiversity", "NonSequentialDiversity", "PossibleWorlds",
@@ -474,7 +475,7 @@ def _match_component(records: _Regions, points: _Regions, geometry: _Geometry, p
 
 
 def algorithm2(codes: np.ndarray, keys: np.ndarray, worlds: np.ndarray, geometry: _Geometry, p: int,
-               rng: np.random.Generator) -> tuple[_Regions, np.ndarray]:
+               rng: np.random.Generator, *, with_witness: bool = False) -> tuple:
     """Algorithm 2: a generalization of the true table's projection consistent with every world.
 
     Parameters
@@ -495,6 +496,9 @@ def algorithm2(codes: np.ndarray, keys: np.ndarray, worlds: np.ndarray, geometry
         The published generalized QI tuples.
     person : ndarray (N,)
         The true row behind every record (its match in the true world).
+    witness : ndarray (l, N), only ``with_witness``
+        ``witness[i, r]``: the tuple of world ``i`` that record ``r`` generalizes (Definition 3.1's bijection,
+        checked by :mod:`publishers.sequential_check`).
     """
     n = len(keys)
     ident = np.arange(n)
@@ -504,6 +508,8 @@ def algorithm2(codes: np.ndarray, keys: np.ndarray, worlds: np.ndarray, geometry
     regions = pts
     rec_key = keys[first]
     person = ident.copy() if np.array_equal(first, ident) else None
+    witness = np.empty((len(worlds), n), dtype=np.int64)
+    witness[psi[0]] = ident
     for w in psi[1:]:
         world = worlds[w]
         w_key = keys[world]
@@ -514,10 +520,11 @@ def algorithm2(codes: np.ndarray, keys: np.ndarray, worlds: np.ndarray, geometry
         for rec, tup in zip(np.split(rec_order, bounds), np.split(tup_order, bounds)):
             match[rec] = tup[_match_component(regions[rec], pts[tup], geometry, p)]
         regions = geometry.join(regions, pts[match])
+        witness[w] = match
         if np.array_equal(world, ident):
             person = match
     assert person is not None, "the true world must be one of the worlds"
-    return regions, person
+    return (regions, person, witness) if with_witness else (regions, person)
 
 
 # ---------------------------------------------------------------------- the worlds as data
@@ -660,7 +667,9 @@ class _WorldsPublisher(PublisherBase):
     # -------------------------------------------------------------- output
     @staticmethod
     def _release(snapshot: Table, attributes: Sequence[str], regions: _Regions, person: np.ndarray,
-                 rng: np.random.Generator) -> tuple[Release, ReleaseTruth]:
+                 rng: np.random.Generator, witness: np.ndarray | None = None) -> tuple:
+        """``(release, truth)``; with ``witness`` (``(l, N)`` over records) also the witness over the
+        release's rows."""
         schema = snapshot.schema
         quasi = [n for n in attributes if schema[n].is_quasi]
         rows = rng.permutation(len(person))
@@ -676,7 +685,18 @@ class _WorldsPublisher(PublisherBase):
         other = frame[others].reset_index(drop=True) if others else None
         release = Release(schema=schema, attributes=tuple(attributes), lo=lo, hi=hi, sensitive=sensitive,
                           masks=masks, other=other, group=None)
+        if witness is not None:
+            return release, ReleaseTruth.of_people(snapshot.ids[src]), witness[:, rows]
         return release, ReleaseTruth.of_people(snapshot.ids[src])
+
+    def _checked(self, release: Release, truth: ReleaseTruth, snapshot: Table, worlds: np.ndarray,
+                 witness: np.ndarray | None, state: dict) -> PublishResult:
+        """The release after its own check (:mod:`publishers.sequential_check`: consistent with every world,
+        l-linkable by the possible-worlds attack), else a one-line refusal."""
+        k = int(state.get("releases", 0)) + 1
+        check_release(self.name, release, truth, snapshot, worlds, witness, int(self.config["l"]), k)
+        state["releases"] = k
+        return PublishResult(release=release, truth=truth, state=state)
 
     @staticmethod
     def _geometry_and_codes(snapshot: Table, quasi: Sequence[str]) -> tuple[_Geometry, np.ndarray]:
@@ -717,11 +737,10 @@ class SequentialDiversity(_WorldsPublisher):
         quasi = [n for n in attributes if schema[n].is_quasi]
         suffix = [n for n in attributes if not schema[n].is_quasi]
         geometry, codes = self._geometry_and_codes(snapshot, quasi)
-        regions, person = algorithm2(codes, _keys(snapshot.frame, suffix), worlds, geometry,
-                                     int(self.config["p"]), rng)
-        release, truth = self._release(snapshot, attributes, regions, person, rng)
-        state["releases"] = int(state.get("releases", 0)) + 1
-        return PublishResult(release=release, truth=truth, state=state)
+        regions, person, witness = algorithm2(codes, _keys(snapshot.frame, suffix), worlds, geometry,
+                                              int(self.config["p"]), rng, with_witness=True)
+        release, truth, witness = self._release(snapshot, attributes, regions, person, rng, witness)
+        return self._checked(release, truth, snapshot, worlds, witness, state)
 
 
 class NonSequentialDiversity(_WorldsPublisher):
@@ -759,11 +778,14 @@ class NonSequentialDiversity(_WorldsPublisher):
             new_worlds = remap[new_worlds]
             suffix = [n for n in known if not schema[n].is_quasi]
             geometry, codes = self._geometry_and_codes(snapshot, quasi)
-            regions, person = algorithm2(codes[rows], _keys(snapshot.frame.iloc[rows], suffix), new_worlds,
-                                         geometry, int(self.config["p"]), rng)
+            regions, person, witness = algorithm2(codes[rows], _keys(snapshot.frame.iloc[rows], suffix),
+                                                  new_worlds, geometry, int(self.config["p"]), rng,
+                                                  with_witness=True)
             v = {"person": v["person"] + [ids[order[rows[i]]] for i in person],
                  "lo": v["lo"] + regions.lo.tolist(), "hi": v["hi"] + regions.hi.tolist(),
-                 "masks": v["masks"] + [[int(x) for x in m] for m in regions.masks]}
+                 "masks": v["masks"] + [[int(x) for x in m] for m in regions.masks],
+                 "witness": [a + [ids[order[rows[i]]] for i in w]
+                             for a, w in zip(v.get("witness") or [[] for _ in witness], witness.tolist())]}
             state["V"] = v
         pos = pd.Index(snapshot.ids, dtype=object).get_indexer(pd.Index(v["person"], dtype=object))
         q_all = len(quasi)
@@ -773,6 +795,10 @@ class NonSequentialDiversity(_WorldsPublisher):
         lo = np.asarray(v["lo"], dtype=np.int32).reshape(len(pos), q_all)[:, cols]
         hi = np.asarray(v["hi"], dtype=np.int32).reshape(len(pos), q_all)[:, cols]
         masks = np.asarray(v["masks"], dtype=np.uint64).reshape(len(pos), len(subsets_all))[:, subsets]
-        release, truth = self._release(snapshot, attributes, _Regions(lo, hi, masks), pos, rng)
-        state["releases"] = int(state.get("releases", 0)) + 1
-        return PublishResult(release=release, truth=truth, state=state)
+        witness = None  # a state written before the witness was kept: the check matches from scratch
+        if v.get("witness"):
+            witness = pd.Index(snapshot.ids, dtype=object).get_indexer(
+                pd.Index(np.concatenate(v["witness"]), dtype=object)).reshape(len(worlds), -1)
+        out = self._release(snapshot, attributes, _Regions(lo, hi, masks), pos, rng, witness)
+        release, truth, witness = out if witness is not None else (*out, None)
+        return self._checked(release, truth, snapshot, worlds, witness, state)

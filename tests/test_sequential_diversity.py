@@ -511,3 +511,78 @@ def test_adult_scenarios_load():
         sc = load_scenario(ROOT / "scenarios" / f"{name}.yaml")
         assert len(sc.steps) == 10 and len({s.attributes for s in sc.steps}) == 10
         assert all("occupation" in s.attributes for s in sc.steps)
+
+
+# ---------------------------------------------------------------------- the publishers' own check (issue 13)
+def _example_4_2_checked(attrs=("A1", "A3")):
+    """V_1 of Example 4.2 with the paper's fake world, and Algorithm 2's bijections over its rows."""
+    table = _example_4_2()
+    schema = table.schema
+    worlds = np.array([[1, 2, 3, 4, 0], [0, 1, 2, 3, 4]])
+    quasi = [n for n in attrs if schema[n].is_quasi]
+    cols = [list(schema.quasi).index(n) for n in quasi]
+    keys = pd.factorize(pd.Series(table.sensitive, dtype=object))[0]
+    regions, person, witness = algorithm2(table.qi_codes[:, cols], keys, worlds, _Geometry([schema[n] for n in quasi]),
+                                          100, np.random.default_rng(0), with_witness=True)
+    release, truth, witness = SequentialDiversity._release(table, schema.restrict(attrs), regions, person,
+                                                           np.random.default_rng(0), witness)
+    return table, worlds, release, truth, witness
+
+
+def test_own_check_names_the_world_and_individual_a_narrowed_record_breaks():
+    """Definition 3.1 checked both ways (Algorithm 2's bijections, and a matching from scratch): V_1's record
+    (rt, 1) narrowed to (r, 1) no longer covers e's tuple (t, 1) of the fake world T_1 (Table 9b)."""
+    import dataclasses
+
+    from publishers.sequential_check import WorldsRefusal, check_release
+
+    table, worlds, release, truth, witness = _example_4_2_checked()
+    assert check_release("sequential_diversity", release, truth, table, worlds, witness, 2, 1)  # the attack ran
+    masks = {n: m.copy() for n, m in release.masks.items()}
+    row = int(np.flatnonzero(np.asarray(release.sensitive, dtype=object) == "1")[0])
+    assert masks["A1"][row] == 0b101  # {r, t}
+    masks["A1"][row] = 0b001
+    narrowed = dataclasses.replace(release, masks=masks)
+    for w in (witness, None):
+        with pytest.raises(WorldsRefusal) as info:
+            check_release("sequential_diversity", narrowed, truth, table, worlds, w, 2, 1)
+        assert info.value.kind == "check" and info.value.individual == "e"
+        assert "possible world 1 of 2" in str(info.value)
+
+
+@pytest.mark.parametrize("bound, kind", [((1, 2), "unknown"), ((1, 1), "check")])
+def test_own_check_reads_the_linkability_interval(monkeypatch, bound, kind):
+    from attacks.base import AttackResult
+    from attacks.possible_worlds import PossibleWorlds as Attack
+    from publishers.sequential_check import WorldsRefusal, check_release
+
+    table, worlds, release, truth, witness = _example_4_2_checked()
+    real = Attack.run
+
+    def inexact(self, view, progress=None):
+        r = real(self, view, progress)
+        return AttackResult(attack=r.attack, summary=r.summary, exact=False, worst=r.worst,
+                            bounds={"min_linkability": bound})
+
+    monkeypatch.setattr(Attack, "run", inexact)
+    with pytest.raises(WorldsRefusal) as info:
+        check_release("sequential_diversity", release, truth, table, worlds, witness, 2, 1)
+    assert info.value.kind == kind and "min_linkability >= 2" in str(info.value)
+
+
+@pytest.mark.parametrize("cls", [SequentialDiversity, NonSequentialDiversity])
+def test_publish_refuses_a_release_that_fails_its_own_check(monkeypatch, cls):
+    """Wiring: an Algorithm 2 that forgets to generalize (the raw projection) is caught before publishing."""
+    import publishers.sequential_diversity as sd
+    from publishers.sequential_check import WorldsRefusal
+
+    real = sd.algorithm2
+
+    def raw(codes, keys, worlds, geometry, p, rng, **kw):
+        regions, person, witness = real(codes, keys, worlds, geometry, p, rng, **kw)
+        return geometry.points(codes), np.arange(len(keys)), witness
+
+    monkeypatch.setattr(sd, "algorithm2", raw)
+    with pytest.raises(WorldsRefusal) as info:
+        cls(l=2).publish(_example_4_2(), attributes=["A1", "A3"], rng=np.random.default_rng(0))
+    assert info.value.kind == "check" and "Theorem 4.3" in str(info.value)
