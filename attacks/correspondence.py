@@ -47,6 +47,14 @@ Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of target rows), ``cracked`
 crack in some attack), ``violations`` (rows below ``k`` when ``k`` is given) and the per-target names
 above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
 realizing its crack sizes (buddy pairs per group with counts and instantiation points).
+
+Intervals (DESIGN.md, "Verdicts over intervals").  A run stopped by ``budget`` or CP-SAT's ``time_limit``
+(or the closed forms beyond two releases) knows each crack only within proven bounds.  Every summary metric
+is then a proven value or a :class:`~attacks.base.Bound` with its reason: ``FA``, ``CA``, ``BA`` in
+``[min of the rows' low ends, min of their high ends]``; ``cracked`` from the targets whose crack is proven
+positive to those whose crack may be; ``violations`` from the rows proven below ``k`` to those that may be;
+the per-target names likewise.  ``targets`` is always exact.  The engine's figures (solves, seconds) are in
+the result's ``stats``.
 """
 from __future__ import annotations
 
