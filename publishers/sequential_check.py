@@ -56,20 +56,29 @@ def _suffix_keys(frame: pd.DataFrame, sensitive: np.ndarray, others: list[str]) 
     return key.to_numpy(dtype=object)
 
 
-def inconsistent_world(release: Release, snapshot: Table, worlds: np.ndarray) -> tuple[int, str] | None:
-    """``(world, individual)`` of the first world the release is not consistent with (Definition 3.1), the
-    individual being one left unmatched; ``None`` when it is consistent with all.  ``worlds`` is ``(l, N)``:
-    world ``i`` gives snapshot row ``n`` the non-quasi-identifier values of row ``worlds[i, n]``."""
+def _sides(release: Release, snapshot: Table):
+    """The population's QI points over the release's quasi-identifiers, the published non-QI key of every
+    release row, and ``tuple_keys(w)``: the key of every tuple of the world ``w``."""
     schema = snapshot.schema
     sens = list(release.sensitive_attributes)
     others = [n for n in release.attributes if not schema[n].is_quasi and not schema[n].is_sensitive]
     cols = [list(schema.quasi).index(n) for n in release.quasi]
-    points = snapshot.qi_codes[:, cols]
     other = release.other if release.other is not None else pd.DataFrame(index=range(len(release)))
-    row_key = _suffix_keys(other, release.sensitive, others)
-    for i, w in enumerate(np.asarray(worlds)):
+
+    def tuple_keys(w: np.ndarray) -> np.ndarray:
         frame = snapshot.frame.iloc[w]
-        tuple_key = _suffix_keys(frame.reset_index(drop=True), composite_sensitive(frame, sens), others)
+        return _suffix_keys(frame.reset_index(drop=True), composite_sensitive(frame, sens), others)
+
+    return snapshot.qi_codes[:, cols], _suffix_keys(other, release.sensitive, others), tuple_keys
+
+
+def inconsistent_world(release: Release, snapshot: Table, worlds: np.ndarray) -> tuple[int, str] | None:
+    """``(world, individual)`` of the first world the release is not consistent with (Definition 3.1), the
+    individual being one left unmatched; ``None`` when it is consistent with all.  ``worlds`` is ``(l, N)``:
+    world ``i`` gives snapshot row ``n`` the non-quasi-identifier values of row ``worlds[i, n]``."""
+    points, row_key, tuple_keys = _sides(release, snapshot)
+    for i, w in enumerate(np.asarray(worlds)):
+        tuple_key = tuple_keys(w)
         for key in pd.unique(np.concatenate([row_key, tuple_key])):
             rows = np.flatnonzero(row_key == key)
             people = np.flatnonzero(tuple_key == key)
@@ -87,20 +96,13 @@ def witness_violation(release: Release, snapshot: Table, worlds: np.ndarray, wit
                       ) -> tuple[int, str] | None:
     """``(world, individual)`` where the bijections ``witness`` (``witness[i, r]``: the snapshot row whose
     tuple of world ``i`` release row ``r`` generalizes) break Definition 3.1, else ``None``."""
-    schema = snapshot.schema
-    sens = list(release.sensitive_attributes)
-    others = [n for n in release.attributes if not schema[n].is_quasi and not schema[n].is_sensitive]
-    cols = [list(schema.quasi).index(n) for n in release.quasi]
-    points = snapshot.qi_codes[:, cols]
-    other = release.other if release.other is not None else pd.DataFrame(index=range(len(release)))
-    row_key = _suffix_keys(other, release.sensitive, others)
+    points, row_key, tuple_keys = _sides(release, snapshot)
     n = len(snapshot)
     for i, (w, perm) in enumerate(zip(np.asarray(worlds), np.asarray(witness))):
         if len(perm) != len(release) or len(release) != n or (perm < 0).any() or \
                 np.bincount(perm, minlength=n).max(initial=0) > 1:
             return i, "?"
-        frame = snapshot.frame.iloc[w]
-        tuple_key = _suffix_keys(frame.reset_index(drop=True), composite_sensitive(frame, sens), others)
+        tuple_key = tuple_keys(w)
         pts = points[perm]
         ok = np.all((release.lo <= pts) & (pts <= release.hi), axis=1) & (row_key == tuple_key[perm])
         for j, name in enumerate(release.quasi):
