@@ -568,6 +568,10 @@ def test_run_release_file_group_mixing_generalized_qi_values(capsys, tmp_path):
     bad = release_csv(tmp_path, replace=MIXED_GROUP)
     scenario = write_yaml(tmp_path, given_release_doc(bad))
     run_bad(capsys, tmp_path, scenario, "release.csv", "group 2", "line 5", "line 7")
+    doc = given_release_doc(bad)
+    doc["releases"][0]["anatomy"] = True  # declared anatomy-style: the group is the class (sizes 3, 4, 5, 4)
+    assert main(["run", str(write_yaml(tmp_path, doc, "anatomy.yaml")), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_group_mixing_generalized_qi_values_accepted_as_anatomy(tmp_path):
