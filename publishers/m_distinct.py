@@ -38,21 +38,27 @@ One release (Algorithm 1):
    value on an edge of some entry-saturating matching, ``allowed_masks``);
 5. **generalization** of each QI-group to the closure of its real rows, and the counterfeit statistics.
 
-Records whose value left every CUS of their USS (an update the public model says is impossible) cannot be
-placed legally: they are published as new records and counted (``stats.illegal``).  The state (JSON) holds
-every record's USS (as bitmasks over the value dictionary), the pseudonyms of the ``uid`` column, and the
-statistics of the last release: counterfeits (total and per group), groups, buckets.
+Records the buckets cannot place legally (``stats.illegal``: their value left every allowed entry of their
+USS) are grouped as new records, and then **repaired** (``stats.repaired``): a record of the previous release
+whose new group is not a legal update instance of its previous USS leaves a counterfeit with its value in that
+group (so no other member's candidate set changes) and gets a group of its own, completed by counterfeits into
+a legal update instance (Definition 14); when none exists (its update is outside the public model) the release
+is refused.  Every release is then checked (:mod:`publishers._m_guarantee`): m-uniqueness, Definition 15 (2)
+for every record in both releases, the update-graph attack on the records linked by identity, and with ``uid:
+true`` (QI-groups kept as cohorts, :mod:`publishers._m_cohorts`) the cohort invariant, the update-graph attack
+on the published uids and the intersection attack; a failure is refused.  No ``uid`` column is published
+unless asked.  The state (JSON, private) holds every record's USS (as bitmasks over the value dictionary), the
+last release's rows (person, group, value, uid) and the statistics of the last release: counterfeits (total
+and per group), groups, buckets.
 
 Deviation from the paper, for speed: intersection buckets are built only among the ``intersect_limit``
 smallest buckets (all pairs when there are fewer), since all pairs are quadratic in the number of buckets.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
-from scipy.optimize import linear_sum_assignment
 
 from multirelease.errors import InputError
 from multirelease.params import Anything, Boolean, Interval
@@ -94,6 +100,14 @@ class MDistinct(PublisherBase):
     required = ("m",)
     defaults = {"star": False, "uid": False, "intersect_limit": 150}
     guarantee = "m_distinct"
+    #: how the guarantee is checked (see :attr:`publishers.m_invariance.MInvariance.guarantee_checks`)
+    guarantee_checks = (
+        ("m_unique", "definition", "every QI-group has >= m rows with distinct values (Definition 15 (1))"),
+        ("legal_instance", "definition", "a record in both releases: legal update instance (Definitions 14-15)"),
+        ("update_graph", "attack", "vulnerable_values == 0 and inconsistent == 0 (Lemma 3)"),
+        ("cohorts", "definition", "uid: a group's uids are all new or one previous group's (Barbosa sec. 4)"),
+        ("intersection", "attack", "uid: violations == 0 with k = m, l = m (Barbosa sec. 4)"),
+    )
     uses_transitions = True
 
     def check_config(self, file, key):

@@ -30,8 +30,6 @@ from __future__ import annotations
 import io
 import itertools
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -166,7 +164,8 @@ def _scenario(data):
     table = data.draw(raw_tables(schema, min_size=size, max_size=size))
     model = data.draw(transition_models(schema[schema.sensitive[0]].hierarchy.leaves, stay=True))
     try:
-        first, changes = generate_stream(table, n_rel, params, model, np.random.default_rng(data.draw(st.integers(0, 99))))
+        rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+        first, changes = generate_stream(table, n_rel, params, model, rng)
     except InputError:
         assume(False)
     return schema, model, first, changes, n_rel
@@ -222,6 +221,54 @@ def test_brute_force_catches_a_uid_isolation():
     check_by_brute_force([f1, f1], [people[0], people[0]], [{}, {}], 2, "s", "m_invariance", cus)
     with pytest.raises(AssertionError, match="candidate set"):
         check_by_brute_force([f1, f2], people, [{}, {}], 2, "s", "m_invariance", cus)
+
+
+def _clinic():
+    from multirelease.hierarchy import Hierarchy
+    from multirelease.schema import Attribute, Schema
+    from multirelease.table import Table
+
+    schema = Schema((Attribute("id", "identifier"), Attribute("age", "quasi", Hierarchy.numeric("age", 20, 29)),
+                     Attribute("d", "sensitive", Hierarchy.from_nested("d", ["flu", "hiv", "ulcer", "cold"]))))
+    rows = [("20", "flu"), ("21", "hiv"), ("22", "ulcer"), ("23", "cold"), ("26", "flu"), ("27", "hiv")]
+    frame = pd.DataFrame([(f"p{i}", *r) for i, r in enumerate(rows)], columns=["id", "age", "d"], dtype=object)
+    return Table.from_frame(schema, frame)
+
+
+@pytest.mark.parametrize("publisher", ["m_invariance", "m_distinct"])
+def test_a_release_that_fails_its_own_check_is_refused(publisher):
+    """The self-check reads the previous release from the private state: when it says p0 sat with other values
+    than the state's signatures / USS imply, the new release breaks signature invariance (m-invariance) or
+    Definition 14 (m-Distinct) for p0's group, and the publisher refuses with one line naming the requirement and
+    the record."""
+    from multirelease.transitions import TransitionModel
+
+    table = _clinic()
+    pub = PUBLISHERS[publisher](m=2)
+    if hasattr(pub, "bind_transitions"):
+        pub.bind_transitions(TransitionModel.from_candidates(("flu", "hiv", "ulcer", "cold"), {}))
+    first = pub.publish(table, rng=np.random.default_rng(0))
+    second = pub.publish(table, state=first.state, rng=np.random.default_rng(1))  # untouched: published
+    assert second.release.uid is None
+    state = dict(first.state)
+    rows = dict(state["rows"])
+    g = rows["group"][rows["person"].index("p0")]
+    members = [k for k, gg in enumerate(rows["group"]) if gg == g]
+    actual = {rows["value"][k] for k in members}
+    if publisher == "m_invariance":  # p0 (flu) sat with other values than its signature says
+        claim = ["flu"] + [v for v in ("cold", "ulcer", "hiv") if v not in actual]
+    else:  # p0's previous group held no value whose candidate update set (identity model) holds flu
+        claim = ["hiv", "ulcer", "cold"]
+    values = list(rows["value"])
+    for k, v in zip(members, claim):
+        values[k] = v
+    rows["value"] = values
+    state["rows"] = rows
+    with pytest.raises(InputError) as err:
+        pub.publish(table, state=state, rng=np.random.default_rng(1))
+    line = err.value.one_line()
+    assert "\n" not in line and f"{publisher} refuses the release" in line, line
+    assert any(f"record '{rows['person'][k]}'" in line for k in members), line  # p0 or a member of its group
 
 
 # ---------------------------------------------------------------------- (b) counterfeits look like real rows
