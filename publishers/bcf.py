@@ -111,9 +111,10 @@ class BCFAnonymizer(PublisherBase):
         if chain:
             fresh = len(snapshot) - len(earlier[-1])
             if fresh < k:
-                raise InputError(f"{self.name}: only {fresh} new records since the previous release, fewer than "
-                                 f"k = {k}; the B-attack cracks every earlier record even in the most general "
-                                 f"release (Theorem 4.4), so BA >= k needs at least k new records")
+                raise InputError(f"{self.name} refuses release {len(chain) + 1}: correspondence.BA >= {k} fails "
+                                 f"(BA <= {fresh}) for every target at T{len(chain) + 1}, in any release: only "
+                                 f"{fresh} new records since the previous release, and the B-attack cracks every "
+                                 f"earlier one (Theorem 4.4)")
         # sensitive values: this snapshot's and the chain's, one code space
         _, values_now = sensitive_codes(snapshot, attributes)
         earlier_values = {str(v) for r in earlier for v in r.sensitive}

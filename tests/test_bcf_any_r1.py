@@ -417,3 +417,76 @@ def test_the_defect_counterexample_is_fixed():
         assert bcf_ok(got, 2), got
         assert res.stats["measure"] == "exact"
         assert res.state["certificate"] == got
+
+
+def test_an_own_chain_whose_incremental_measure_fails_is_repaired(monkeypatch):
+    """The repair: should the incremental measure accept an R2 the exact check rejects, the search is redone
+    with the exact engine.  Simulated with a measure that accepts every step (the search then specializes to
+    the leaves): the release returned is BCF-anonymous by the brute force, and the stats say why."""
+    import publishers.bcf as bcf
+    from publishers.tds import KAnonymity
+
+    class AcceptAll(KAnonymity):
+        crack = None
+        pairs_examined = 0
+
+    d1, d12 = _defect_tables()
+    r1 = PUBLISHERS["bcf"](k=2).publish(d1, rng=np.random.default_rng(0))
+    honest = PUBLISHERS["bcf"](k=2).publish(d12, state=r1.state, rng=np.random.default_rng(1))
+    assert honest.stats["measure"] == "incremental"
+    monkeypatch.setattr(bcf, "_incremental_constraint", lambda *a, **kw: AcceptAll(1))
+    res = PUBLISHERS["bcf"](k=2).publish(d12, state=r1.state, rng=np.random.default_rng(1))
+    assert res.stats["measure"] == "exact (repair)"
+    assert "correspondence." in res.stats["incremental_failure"]
+    assert bcf_ok(brute_force_bcf(r1.release, res.release), 2)
+    assert res.state["chain"][-1]["measure"] == "exact"  # the next release will not trust x_B it never computed
+
+
+def test_refusals_are_one_line_naming_requirement_and_witness():
+    d1, d12 = _defect_tables()
+    r1 = PUBLISHERS["tds"](k=2).publish(d1, rng=np.random.default_rng(0)).release
+    frame = r1.to_frame().drop(columns="group")
+    frame.loc[0, ["a", "z"]] = ["a1", "x"]  # a class of one record: FA <= 1 for any R2
+    small = release_from_frame(d1.schema, frame)
+    with pytest.raises(InputError, match=r"^bcf refuses release 2 \(even the most general one\): "
+                                         r"correspondence\.FA >= 2 fails \(FA = 1\) for the target a=a1, z=x at T1"):
+        PUBLISHERS["bcf"](k=2).publish(d12, state=state_from_releases([small]), rng=np.random.default_rng(1))
+    with pytest.raises(InputError, match=r"correspondence\.BA >= 3 fails \(BA <= 2\)"):
+        PUBLISHERS["bcf"](k=3).publish(d12, state=state_from_releases([r1]), rng=np.random.default_rng(1))
+
+
+def test_a_hand_edited_own_state_is_measured_exactly():
+    """An own entry whose content no longer matches its digest (edited, or written by hand in bcf's format) is
+    not trusted: the chain is measured by the exact engine."""
+    import copy
+
+    d1, d12 = _defect_tables()
+    r1 = PUBLISHERS["bcf"](k=2).publish(d1, rng=np.random.default_rng(0))
+    state = copy.deepcopy(r1.state)
+    state["chain"][0]["groups"][0][2] += 0  # same content: still trusted
+    assert PUBLISHERS["bcf"](k=2).publish(d12, state=state, rng=np.random.default_rng(1)).stats["measure"] == \
+        "incremental"
+    state["chain"][0]["k"] = 3
+    res = PUBLISHERS["bcf"](k=2).publish(d12, state=state, rng=np.random.default_rng(1))
+    assert res.stats["measure"] == "exact" and "digest" in res.stats["why_exact"]
+
+
+@pytest.mark.parametrize("name", ["tds", "bcf"])
+def test_a_first_release_that_is_not_k_anonymous_is_refused(name, monkeypatch):
+    """tds (and bcf's first release, which is TDS) check linking.k >= k before returning: with a broken validity
+    test that accepts every specialization the release is refused, naming the class."""
+    import publishers.bcf as bcf
+    import publishers.tds as tds
+
+    class AcceptAll(tds.KAnonymity):
+        def check(self, step):
+            return True
+
+    monkeypatch.setattr(tds, "KAnonymity", AcceptAll)
+    monkeypatch.setattr(bcf, "KAnonymity", AcceptAll)
+    d1, _ = _defect_tables()
+    with pytest.raises(InputError, match=rf"^{name} refuses the release: linking\.k >= 2 fails \(k = 1\) for the "
+                                         r"class \d+ \(a=\w+, z=\w+\)$"):
+        PUBLISHERS[name](k=2).publish(d1, rng=np.random.default_rng(0))
+    assert PUBLISHERS[name].guarantee[0].format(k=2) == ("linking.k >= 2" if name == "tds"
+                                                         else "correspondence.FA >= 2")
