@@ -4,8 +4,8 @@ Problem 1 of 001: given ``l``, the published tables ``T_1*, ..., T_{k-1}*`` and 
 publish ``T_k*`` maximizing utility such that ``p(o, s, k) <= 1/l`` for every individual ``o`` and every
 protected value ``s``, where ``p`` is the breach probability of Definition 2 (sensitive values transient:
 "the assignment in one data release is independent of the assignment in another release", section I).
-The paper's own algorithm (its ref. [9], the full version, where merging and suppression are described) is
-not available; this module implements the following one.
+The paper's own algorithm (its ref. [9], the full version) is not available; this module implements the
+following one.
 
 **Survival.**  The worlds of a series of tables are the product of the worlds of each table (Definition 1
 constrains each table alone; values are free), so with ``q(o, s, j)`` the fraction of release ``j``'s
@@ -32,11 +32,14 @@ refusal says how much it would spend.
 mondrian_partition`, ``accept``): a split is taken only when, in every part, each protected value's frequency
 ``c_s / n`` is within the cap of every member.  Mondrian's regions are disjoint, so every class is one
 homogeneous block and ``q(o, s, k) = c_s / n`` of ``o``'s class.  When the table as one class fails (some
-member's cap is below the value's frequency in the whole table), *merging* tries the other way round: the
-finest Mondrian split tree (``k`` only), whose sibling classes are merged back into their parent, bottom up,
-wherever a class breaks a member's cap - a finer class can put a member with little budget left away from a
-value.  Suppressing a record (dropping it) is not a candidate: the adversary knows who is in each snapshot
-(the attack's population is the snapshot), and fully generalizing a record is what merging does.
+member's cap is below the value's frequency in the whole table), *merging* tries the other way round: down
+Mondrian's splits (any quasi-identifier, ``k`` only) to the finest classes, whose siblings are merged back
+into their parent, bottom up, wherever a class breaks a member's cap - a finer class can put a member with
+little budget left away from a value (memoized on row sets; it gives up after ``MERGE_BUDGET`` rows
+visited).  The paper available here defers its algorithm, merging and suppression included, to the full
+version [9]; this is our own.  Suppressing a record (dropping it) is not a candidate: the adversary knows
+who is in each snapshot (the attack's population is the snapshot), and fully generalizing a record is what
+merging does.
 
 **Refusals** (:class:`Refusal`, an :class:`InputError`, one line, ``kind``):
 
@@ -45,8 +48,8 @@ value.  Suppressing a record (dropping it) is not a candidate: the adversary kno
   when the whole budgets left sum to less than ``c_s`` (or a member holds ``s`` with no budget left for it)
   no release can keep the guarantee;
 * ``most_general`` - the most general release (the snapshot as one class) breaks the guarantee by the exact
-  count, and merging found no release either (a finer release that the merging tree does not contain may
-  exist: this is not a proof);
+  count, and merging found no release either (a finer release that merging does not reach may exist: this
+  is not a proof);
 * ``budget`` - a release keeps the guarantee now but spends more than the horizon's share (how much: the
   worst pair's ``q`` against its share, and the horizon the release fits);
 * ``check`` / ``unknown`` - the release failed its own check (below), or the check could not decide.
@@ -113,38 +116,79 @@ def remaining_caps(survival: Mapping[str, Mapping[str, str]], ids: Sequence[str]
     return 1 - np.minimum(floor / surv, 1.0) ** (1 / remaining) - _EPS
 
 
-def _split_tree(codes: np.ndarray, sens: np.ndarray, attributes, k: int) -> tuple[list[np.ndarray], list[list[int]]]:
-    """The finest Mondrian split tree under k-anonymity: its nodes (row sets, root first) and each node's
-    children.  :func:`mondrian_partition` calls ``accept`` on the root and on the parts of every split it
-    takes (always the first allowable one when ``accept`` is always true): recording those calls is the tree."""
-    nodes: list[np.ndarray] = []
-    children: list[list[int]] = []
-    label = np.full(len(codes), -1, dtype=np.int64)
-
-    def record(rows: np.ndarray) -> bool:
-        parent = int(label[rows[0]])
-        nodes.append(rows)
-        children.append([])
-        if parent >= 0:
-            children[parent].append(len(nodes) - 1)
-        label[rows] = len(nodes) - 1
-        return True
-
-    mondrian_partition(codes, sens, attributes, Principle(k=k), accept=record)
-    return nodes, children
+#: rows (summed over the row sets it splits) the merging search may visit before it gives up; it runs only
+#: where Mondrian fails at the root, and each visit costs one Mondrian split per quasi-identifier
+MERGE_BUDGET = 1_000_000
 
 
-def _merge(nodes: list[np.ndarray], children: list[list[int]], accept) -> list[np.ndarray] | None:
-    """Bottom-up merging over the split tree: a node keeps its children's classes when every child has a
-    solution, else becomes one class if ``accept`` holds for it; ``None`` when the root has no solution."""
-    solution: list[list[np.ndarray] | None] = [None] * len(nodes)
-    for i in reversed(range(len(nodes))):  # children are recorded after their parent
-        ch = children[i]
-        if ch and all(solution[c] is not None for c in ch):
-            solution[i] = [p for c in ch for p in solution[c]]
-        elif accept(nodes[i]):
-            solution[i] = [nodes[i]]
-    return solution[0] if nodes else []
+class _Splits:
+    """The Mondrian splits of a row set, one per quasi-identifier: :func:`mondrian_partition` on that
+    attribute alone, stopped after its first split (``accept`` says yes to the root and to the parts of the
+    first split it takes, no to anything after), so the split rules stay Mondrian's own."""
+
+    def __init__(self, codes: np.ndarray, sens: np.ndarray, attributes, k: int):
+        self.codes, self.sens, self.attributes, self.k = codes, sens, list(attributes), k
+
+    def __call__(self, rows: np.ndarray) -> list[list[np.ndarray]]:
+        out = []
+        for j, a in enumerate(self.attributes):
+            parts: list[np.ndarray] = []
+            seen = [0]
+
+            def first_split(sub: np.ndarray) -> bool:
+                if seen[0] == 0:  # the root
+                    seen[0] = -1
+                    return True
+                if sum(len(p) for p in parts) >= len(rows):
+                    return False  # a deeper split: stop
+                parts.append(rows[sub])
+                return True
+
+            mondrian_partition(self.codes[rows][:, [j]], self.sens[rows], [a], Principle(k=self.k),
+                               accept=first_split)
+            if len(parts) > 1 and sum(len(p) for p in parts) == len(rows):
+                out.append(parts)
+        return out
+
+
+def _merge(n: int, splits: _Splits, accept, budget: int = MERGE_BUDGET) -> list[np.ndarray] | None:
+    """Merging over Mondrian's split trees: a row set keeps the classes of the first split (any attribute)
+    whose every part has a solution, else it is one class if ``accept`` holds - siblings merged back into
+    their parent wherever a finer class breaks a member's cap.  Memoized on row sets; ``None`` when the
+    table has no solution or the search visits ``budget`` rows."""
+    memo: dict[bytes, list[np.ndarray] | None] = {}
+    visited = [0]
+
+    def solve(rows: np.ndarray) -> list[np.ndarray] | None:
+        key = np.sort(rows).tobytes()
+        if key in memo:
+            return memo[key]
+        visited[0] += len(rows)
+        if visited[0] > budget:
+            raise _Exhausted
+        memo[key] = None
+        for parts in splits(rows):
+            sols = []
+            for p in parts:
+                sol = solve(p)
+                if sol is None:
+                    break
+                sols.extend(sol)
+            else:
+                memo[key] = sols
+                return sols
+        if accept(rows):
+            memo[key] = [rows]
+        return memo[key]
+
+    try:
+        return solve(np.arange(n))
+    except _Exhausted:
+        return None
+
+
+class _Exhausted(Exception):
+    """The merging search reached its budget."""
 
 
 class GlobalGuarantee(PublisherBase):
@@ -191,7 +235,7 @@ class GlobalGuarantee(PublisherBase):
         codes, scodes, qattrs = snapshot.qi_codes[:, cols], _factorize(snapshot.sensitive), [schema[n] for n in quasi]
         kk = int(self.config["k"])
         remaining = max(horizon - k + 1, 1)
-        tree = None
+        splits = _Splits(codes, scodes, qattrs, kk)
         parts, fits = None, remaining
         for r in range(remaining, 0, -1):
             accept = self._accept(pcode, len(protected), remaining_caps(survival, ids, protected, l, r))
@@ -200,8 +244,7 @@ class GlobalGuarantee(PublisherBase):
             except InputError:
                 if len(snapshot) < kk:
                     raise InputError(f"{self.name}: release {k} has {len(snapshot)} records, fewer than k = {kk}")
-                tree = tree or _split_tree(codes, scodes, qattrs, kk)
-                parts = _merge(*tree, accept)
+                parts = _merge(len(snapshot), splits, accept)
             if parts is not None:
                 fits = r
                 break

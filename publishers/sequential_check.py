@@ -15,12 +15,13 @@ of the publisher's ``l`` worlds, and the possible-worlds attack finds it l-linka
 * **The attack** (``ATTACKS["possible_worlds"]``, persistent values, the release as published):
   ``min_linkability >= l`` over its whole proven interval (:meth:`~attacks.base.AttackResult.interval`),
   else a refusal that says FAIL or UNKNOWN (linkability is exact in the attack whether or not its breach
-  probabilities are; they are not read, so the attack runs with the smallest counting budget).  ``max_breach <= 1/l`` is *not* required: it is Definition
-  3.3's plain fraction over every possible world, which Algorithm 2 does not bound (Example 4.2 of the paper
-  reaches 2/3 for l = 2; ``tests/test_sequential_diversity.py`` keeps it); Theorem 4.1 bounds the belief of
-  an adversary who looks for the algorithm's l-diverse sets of worlds instead.  The attack runs when the
-  release has at most ``attack_rows`` rows (default 5,000: the exact linkability engine's scale, see
-  ``benchmarks/bench_worlds.py``); above it the consistency check alone stands, and the state says so.
+  probabilities are; they are not read, so the attack runs with the smallest counting budget).
+  ``max_breach <= 1/l`` is *not* required: it is Definition 3.3's plain fraction over every possible world,
+  which Algorithm 2 does not bound (Example 4.2 of the paper reaches 2/3 for l = 2;
+  ``tests/test_sequential_diversity.py`` keeps it); Theorem 4.1 bounds the belief of an adversary who looks
+  for the algorithm's l-diverse sets of worlds instead.  The attack runs when the release has at most
+  ``attack_rows`` rows (default 5,000; on Adult's 30,162 rows the engine's sampler finds no start world
+  within its time limit); above it the consistency proof alone stands.
 """
 from __future__ import annotations
 
