@@ -238,7 +238,7 @@ class GlobalGuarantee(PublisherBase):
         splits = _Splits(codes, scodes, qattrs, kk)
         parts, fits = None, remaining
         for r in range(remaining, 0, -1):
-            accept = self._accept(pcode, len(protected), remaining_caps(survival, ids, protected, l, r))
+            accept = self._accept(pcode, len(protected), remaining_caps(survival, ids, protected, l, r), scodes, l)
             try:
                 parts = mondrian_partition(codes, scodes, qattrs, Principle(k=kk), accept=accept)
             except InputError:
@@ -262,8 +262,13 @@ class GlobalGuarantee(PublisherBase):
 
     # ------------------------------------------------------------------ budgets
     @staticmethod
-    def _accept(pcode: np.ndarray, n_values: int, caps: np.ndarray):
+    def _accept(pcode: np.ndarray, n_values: int, caps: np.ndarray, scodes: np.ndarray, l: float):
+        """The class test: every member within its caps, and at least ``l`` distinct values (all values,
+        protected or not: the own check asks for l-linkability, which the caps imply only when every value
+        is protected)."""
         def accept(rows: np.ndarray) -> bool:
+            if len(np.unique(scodes[rows])) < l:
+                return False
             pc = pcode[rows]
             pc = pc[pc >= 0]
             if not len(pc):

@@ -287,3 +287,17 @@ def test_own_check_reads_the_attack_interval(monkeypatch, bounds, kind):
     assert info.value.kind == kind and "max_breach" in str(info.value)
     monkeypatch.setattr(PossibleWorlds, "run", real)
     assert GlobalGuarantee(l=2, horizon=1).publish(t, rng=np.random.default_rng(0)).state["releases"] == 1
+
+
+def test_protecting_one_value_still_publishes_l_linkable_classes():
+    """With ``values: [hiv]`` the caps say nothing about flu; the own check still asks for l-linkability, so
+    no pair of flu-only people is published as a class of its own (by the brute force: everyone can hold two
+    values or more, and p(o, hiv, 1) <= 1/2)."""
+    zips = ["z1", "z1", "z2", "z2", "z3", "z3", "z4", "z4"]
+    values = ["flu", "flu", "flu", "none", "flu", "hiv", "flu", "cancer"]
+    t = _table({f"p{i}": (0, z, v) for i, (z, v) in enumerate(zip(zips, values))})
+    res = GlobalGuarantee(l=2, horizon=1, values=["hiv"]).publish(t, rng=np.random.default_rng(0))
+    q = release_worlds(res.release, t)
+    assert min(sum(1 for x in qs.values() if x) for qs in q.values()) >= 2
+    assert max(qs.get("hiv", 0) for qs in q.values()) <= Fraction(1, 2)
+    assert res.release.n_classes == 2  # it still splits where it can: Z1 and Z2
