@@ -11,6 +11,12 @@ keep the guarantee), ``budget`` (one would, but it spends more than the horizon 
 ``--shrink`` the publisher may shrink the horizon (``shrink: true``).
 
     python benchmarks/global_guarantee_refusals.py [--seeds 100] [--l 2] [--shrink]
+
+Measured (issue 13, item 4; 100 cases, 317 releases).  Before (one InputError for every refusal): l = 2, 0
+published; l = 1.5, 10 published.  After: l = 2, 0 published (85 budget, 15 impossible), with ``--shrink`` 1
+(96 impossible, 3 most_general); l = 1.5, 11 published (88 budget, 1 most_general), with ``--shrink`` 17
+(64 impossible, 19 most_general).  Four values spread at random over 6-12 people rarely allow p <= 1/2 twice:
+a value held by a fraction f of a class in two releases gives p about 1 - (1 - f)^2.
 """
 from __future__ import annotations
 
