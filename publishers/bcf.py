@@ -123,7 +123,6 @@ class BCFAnonymizer(PublisherBase):
         sens = values.get_indexer(pd.Series(raw_values, dtype=object).astype(str))
         codes = snapshot.qi_codes[:, cols]
         stats: dict[str, Any] = {"exact_checks": 0}
-        constraint: Any = None
         if not chain:
             spec = CutSpecializer(codes, space, sens, len(values), KAnonymity(k))
             spec.run()  # never refuses: the one class has len(snapshot) >= k records
@@ -131,58 +130,17 @@ class BCFAnonymizer(PublisherBase):
             check_k_anonymous(self.name, release, k)
             cert = {"FA": None, "CA": None, "BA": int(release.class_sizes.min())}
             bounds: dict = {}
-            entry = own_entry(space, spec, sens, values, None, k=k, measure="incremental", quasi=quasi,
-                              sensitive=sens_names)
-            stats["measure"] = "k-anonymity"
+            crack_of, stats["measure"] = None, "k-anonymity"
         else:
-            build = ReleaseOfCut(schema, space, quasi, sens_names, raw_values)
-            why = incremental_chain(chain, space, k=k, quasi=quasi, sensitive=sens_names)
-            release = spec = None
-            if why is None:
-                constraint = _incremental_constraint(chain, space, values, k, sens)
-                spec = CutSpecializer(codes, space, sens, len(values), constraint)
-                try:
-                    spec.run()
-                except InputError:
-                    spec = None  # the closed forms reject the most general R_n: the exact search words it
-                if spec is not None:
-                    release, truth = cut_release(snapshot, attributes, space, spec.node, rng)
-                    result = exact_result(earlier + [release], k)
-                    stats["exact_checks"] += 1
-                    failure = unmet(result, k)
-                    stats["measure"] = "incremental"
-                    if failure is not None:  # repair: search again with the exact engine
-                        stats["measure"] = "exact (repair)"
-                        stats["incremental_failure"] = refusal(self.name, k, failure, result).problem
-                        release = None
-            else:
-                stats["measure"] = "exact"
-                stats["why_exact"] = why
-            if release is None:
-                exact = ExactBCF(k, earlier, build, len(snapshot))
-                spec = CutSpecializer(codes, space, sens, len(values), exact)
-                try:
-                    spec.run()
-                except InputError:
-                    raise refusal(self.name, k, unmet(exact.top, k), exact.top,
-                                  what=f"release {len(chain) + 1} (even the most general one)") from None
-                stats["exact_checks"] += exact.checks
-                stats["skipped_by_size"] = exact.skipped
-                release, truth = cut_release(snapshot, attributes, space, spec.node, rng)
-                result = exact_result(earlier + [release], k)  # the release returned, checked as published
-                stats["exact_checks"] += 1
-                failure = unmet(result, k)
-                if failure is not None:  # pragma: no cover - the search accepted this very release
-                    raise refusal(self.name, k, failure, result, what=f"release {len(chain) + 1}")
+            spec, release, truth, result, crack_of = self._next_release(
+                snapshot, attributes, space, codes, sens, raw_values, values, chain, earlier, rng, stats)
             cert = {m: (float(result.summary[m]) if result.is_proven(m) else None) for m in ("FA", "CA", "BA")}
             bounds = {m: list(result.interval(m)) for m in ("FA", "CA", "BA") if m in result.summary
                       or m in result.bounds}
-            crack_of = constraint.crack if stats["measure"] == "incremental" else None
-            entry = own_entry(space, spec, sens, values, crack_of, k=k,
-                              measure="incremental" if crack_of is not None else "exact", quasi=quasi,
-                              sensitive=sens_names)
+        entry = own_entry(space, spec, sens, values, crack_of, k=k,
+                          measure="incremental" if crack_of is not None or not chain else "exact", quasi=quasi,
+                          sensitive=sens_names)
         stats.update(iterations=spec.iterations, specializations=spec.specializations,
-                     pairs_examined=getattr(constraint, "pairs_examined", 0),
                      seconds=round(time.perf_counter() - t0, 6))
         new_state = {
             "format": STATE_FORMAT,
@@ -192,10 +150,58 @@ class BCFAnonymizer(PublisherBase):
             "records": record_digests(snapshot, quasi, sens_names),
             "certificate": cert,
             "certificate_bounds": bounds,
-            "stats": {x: stats[x] for x in ("iterations", "specializations", "pairs_examined", "measure",
-                                            "exact_checks")},
+            "stats": {x: stats.get(x, 0) for x in ("iterations", "specializations", "pairs_examined", "measure",
+                                                   "exact_checks")},
         }
         return PublishResult(release=release, truth=truth, state=new_state, stats=stats)
+
+    def _next_release(self, snapshot, attributes, space, codes, sens, raw_values, values, chain, earlier, rng, stats):
+        """``R_n`` against the chain: ``(search, release, truth, exact result, x_B per class or None)``.
+
+        Incremental search (then the exact check) on an own chain; the exact search on any other, and as the
+        repair when the incremental result fails its check; a refusal when the most general ``R_n`` fails."""
+        k = self.config["k"]
+        n = len(chain) + 1
+        quasi = [a.name for a in space.attributes]
+        sens_names = [x for x in attributes if snapshot.schema[x].is_sensitive]
+        why = incremental_chain(chain, space, k=k, quasi=quasi, sensitive=sens_names)
+        stats["measure"] = "incremental" if why is None else "exact"
+        if why is None:
+            constraint = _incremental_constraint(chain, space, values, k, sens)
+            spec = CutSpecializer(codes, space, sens, len(values), constraint)
+            stats["pairs_examined"] = constraint.pairs_examined
+            try:
+                spec.run()
+            except InputError:  # the closed forms reject the most general R_n: the exact search decides
+                stats["measure"] = "exact (repair)"
+                stats["incremental_failure"] = "the incremental measure rejects the most general release"
+            else:
+                stats["pairs_examined"] = constraint.pairs_examined
+                release, truth = cut_release(snapshot, attributes, space, spec.node, rng)
+                result = exact_result(earlier + [release], k)  # the release returned, checked as published
+                stats["exact_checks"] += 1
+                failure = unmet(result, k)
+                if failure is None:
+                    return spec, release, truth, result, constraint.crack
+                stats["measure"] = "exact (repair)"
+                stats["incremental_failure"] = refusal(self.name, k, failure, result).problem
+        else:
+            stats["why_exact"] = why
+        exact = ExactBCF(k, earlier, ReleaseOfCut(snapshot.schema, space, quasi, sens_names, raw_values), len(snapshot))
+        spec = CutSpecializer(codes, space, sens, len(values), exact)
+        try:
+            spec.run()
+        except InputError:
+            raise refusal(self.name, k, unmet(exact.top, k), exact.top,
+                          what=f"release {n} (even the most general one)") from None
+        stats["exact_checks"] += exact.checks + 1
+        stats["skipped_by_size"] = exact.skipped
+        release, truth = cut_release(snapshot, attributes, space, spec.node, rng)
+        result = exact_result(earlier + [release], k)  # the release returned, checked as published
+        failure = unmet(result, k)
+        if failure is not None:  # pragma: no cover - the search accepted this very release
+            raise refusal(self.name, k, failure, result, what=f"release {n}")
+        return spec, release, truth, result, None
 
 
 def _incremental_constraint(chain: Sequence[Mapping], space: CutSpace, values: pd.Index, k: int,

@@ -146,10 +146,10 @@ def incremental_chain(chain: Sequence[Mapping], space: CutSpace, *, k: int, quas
     measured exactly or for another ``k`` (its ``x_B`` are not the incremental crack sizes, or it is not
     BCF-anonymous for this ``k``), or one that is not a cut of the taxonomies."""
     for i, entry in enumerate(chain, 1):
-        if entry.get("made_by") != "bcf":
+        if entry.get("made_by") == "foreign":
             return f"release {i} was not made by bcf"
         if entry.get("digest") != _digest(_own_content(entry)):
-            return f"release {i} is not in the state bcf wrote (its digest does not match)"
+            return f"release {i} is not in the state bcf wrote (no digest, or one that does not match)"
         if entry.get("measure") != "incremental":
             return f"release {i} was checked by the exact engine, not by the incremental measure"
         if int(entry.get("k", -1)) != int(k):

@@ -25,12 +25,11 @@ every case fails.  A refusal of a release whose most general R2 is valid is neve
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multirelease.errors import InputError
