@@ -29,6 +29,10 @@ most general ``R2`` means no ``R2`` is valid when the earlier classes do not ove
 ``FA <= min |qid1|``, ``CA <= min_p`` (records of ``R1`` whose region holds ``p``) and ``BA <= |D2|`` for
 every ``R2``, and the most general one attains all three.
 
+bcf knows the earlier releases from its state only.  A runner that lets several publishers write one sequence
+gives it :func:`state_for_sequence` (its own state when its chain is the sequence, else the sequence as a
+foreign chain); given no state after another publisher's release, bcf publishes a first release, blind to it.
+
 Every release is checked before it is returned, by the attack that states the guarantee (:attr:`guarantee`):
 ``correspondence.FA, CA, BA >= k`` on the exact engine's proven intervals (a bound that does not settle it
 counts as not met), and for the first release of a chain, which has no correspondence, ``linking.k >= k``.
@@ -51,12 +55,12 @@ from .bcf_closed import closed_form, closed_form_pairs, is_cut_release
 from .bcf_exact import GUARANTEE, ExactBCF, ReleaseOfCut, exact_result, refusal, unmet
 from .bcf_measure import BCFConstraint, CutFamily, chain_cells
 from .bcf_state import (READABLE, STATE_FORMAT, b_prefix, check_growth, entry_release, family_of,
-                        incremental_chain, own_entry, record_digests, state_from_releases)
+                        incremental_chain, own_entry, record_digests, state_for_sequence, state_from_releases)
 from .tds import (CutSpace, CutSpecializer, KAnonymity, check_k_anonymous, cut_release, published_quasi,
                   sensitive_codes)
 
 __all__ = ["BCFAnonymizer", "BCFConstraint", "CutFamily", "closed_form", "closed_form_pairs", "is_cut_release",
-           "state_from_releases", "STATE_FORMAT"]
+           "state_from_releases", "state_for_sequence", "STATE_FORMAT"]
 
 
 class BCFAnonymizer(PublisherBase):
@@ -87,6 +91,13 @@ class BCFAnonymizer(PublisherBase):
     def state_from_releases(releases: Sequence[Release], snapshot: Table | None = None) -> dict:
         """The state for a chain this anonymizer did not make (:func:`publishers.bcf_state.state_from_releases`)."""
         return state_from_releases(releases, snapshot)
+
+    @staticmethod
+    def state_for_sequence(releases: Sequence[Release], snapshot: Table | None, state: Mapping | None) -> dict | None:
+        """The state to publish the next release of a sequence with: the own state if its chain is the sequence,
+        else the sequence as a foreign chain (:func:`publishers.bcf_state.state_for_sequence`).  A runner that
+        lets several publishers write one sequence calls it before :meth:`publish`."""
+        return state_for_sequence(releases, snapshot, state)
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:

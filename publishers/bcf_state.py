@@ -39,7 +39,7 @@ from .bcf_measure import CutFamily
 from .tds import CutSpace, CutSpecializer
 
 __all__ = ["STATE_FORMAT", "own_entry", "foreign_entry", "entry_release", "incremental_chain", "family_of",
-           "b_prefix", "record_digests", "check_growth", "state_from_releases"]
+           "b_prefix", "record_digests", "check_growth", "state_from_releases", "state_for_sequence"]
 
 STATE_FORMAT = "bcf/2"
 #: formats this module reads (``bcf/1`` entries carry no digest, so they are read as foreign)
@@ -258,3 +258,34 @@ def state_from_releases(releases: Sequence[Release], snapshot: Table | None = No
     if snapshot is not None:
         state["records"] = record_digests(snapshot, quasi, sens)
     return state
+
+
+def _rows(release: Release) -> dict:
+    """The release as a multiset of rows (QI ranges and masks, sensitive value): what the adversary sees."""
+    cols = {f"lo{j}": release.lo[:, j] for j in range(release.lo.shape[1])}
+    cols.update({f"hi{j}": release.hi[:, j] for j in range(release.hi.shape[1])})
+    cols.update({f"m{name}": m.astype(np.int64) for name, m in release.masks.items()})
+    cols["s"] = np.asarray(release.sensitive, dtype=object).astype(str)
+    frame = pd.DataFrame(cols)
+    return frame.groupby(list(frame.columns), sort=True).size().to_dict() if len(frame) else {}
+
+
+def state_for_sequence(releases: Sequence[Release], snapshot: Table | None, state: Mapping | None) -> dict | None:
+    """The state bcf should publish the next release of a sequence from: its own ``state`` when that state's
+    chain is exactly the sequence's releases (row for row, as the adversary sees them), else
+    :func:`state_from_releases` of the whole sequence (``snapshot``: the table behind its last release).
+    ``None`` for an empty sequence: the first release."""
+    if not releases:
+        return None
+    chain = list((state or {}).get("chain", []))
+    if state and len(chain) == len(releases):
+        schema = releases[0].schema
+        quasi, sens = list(state.get("quasi", [])), list(state.get("sensitive", []))
+        try:
+            same = all(list(r.quasi) == quasi and _rows(entry_release(e, schema, quasi, sens)) == _rows(r)
+                       for e, r in zip(chain, releases))
+        except (InputError, KeyError, ValueError, TypeError):
+            same = False
+        if same:
+            return dict(state)
+    return state_from_releases(releases, snapshot)

@@ -489,3 +489,27 @@ def test_a_first_release_that_is_not_k_anonymous_is_refused(name, monkeypatch):
         PUBLISHERS[name](k=2).publish(d1, rng=np.random.default_rng(0))
     assert PUBLISHERS[name].guarantee[0].format(k=2) == ("linking.k >= 2" if name == "tds"
                                                          else "correspondence.FA >= 2")
+
+
+def test_state_for_sequence_keeps_an_own_chain_and_adopts_any_other():
+    """What a runner hands bcf before publishing into a sequence: its own state when the chain is the
+    sequence (then the incremental measure), the sequence as a foreign chain otherwise - R1 by tds with no bcf
+    state (the defect's path), or a sequence where another release came between bcf's."""
+    from publishers.bcf import state_for_sequence
+
+    d1, d12 = _defect_tables()
+    own = PUBLISHERS["bcf"](k=2).publish(d1, rng=np.random.default_rng(0))
+    assert state_for_sequence([], None, None) is None
+    assert state_for_sequence([own.release], d1, own.state) == own.state
+    r2 = PUBLISHERS["bcf"](k=2).publish(d12, state=state_for_sequence([own.release], d1, own.state),
+                                        rng=np.random.default_rng(1))
+    assert r2.stats["measure"] == "incremental"
+    tds = PUBLISHERS["tds"](k=2).publish(d1, rng=np.random.default_rng(3)).release
+    for state in (None, own.state):  # the pipeline's state of bcf (none yet, or one that is not this sequence)
+        if state is not None:
+            tds = most_general(tds)  # a release bcf did not write, of the same records
+        adopted = state_for_sequence([tds], d1, state)
+        assert adopted["chain"][0]["made_by"] == "foreign"
+        res = PUBLISHERS["bcf"](k=2).publish(d12, state=adopted, rng=np.random.default_rng(1))
+        assert res.stats["measure"] == "exact"
+        assert bcf_ok(brute_force_bcf(tds, res.release), 2)
