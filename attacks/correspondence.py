@@ -60,8 +60,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +70,10 @@ from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
 from .base import AttackBase, AttackResult, Progress
+from .correspondence_targets import Target, base_targets, given_targets, parse_targets, requests_of
+
+#: the crack questions of the targets (kept under this name for the tests and benchmarks)
+_requests = requests_of
 
 __all__ = ["Correspondence", "is_cut"]
 
@@ -89,16 +92,6 @@ class _MetricNames(tuple):
 
 def _safe(value: str) -> str:
     return re.sub(r"\W", "_", str(value))
-
-
-@dataclass
-class _Target:
-    point: tuple[int, ...]
-    leaves: tuple[tuple[int, ...], ...]
-    t: int
-    signature: tuple
-    given: int | None = None  # 1-based position in the ``targets`` parameter
-    people: int = 0  # individuals of the population behind this target
 
 
 def is_cut(release: Release) -> bool:
@@ -169,7 +162,7 @@ class Correspondence(AttackBase):
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         super().__init__(_file=_file, _key=_key, **params)
-        self._given = _parse_targets(self.config.get("targets"), file=_file, key=f"{_key}.targets" if _key else
+        self._given = parse_targets(self.config.get("targets"), file=_file, key=f"{_key}.targets" if _key else
                                      "targets")
 
     def default_requirements(self) -> list[str]:
@@ -213,107 +206,13 @@ class Correspondence(AttackBase):
             progress(3, 3, "done")
         return result
 
-    def _targets(self, view: SequenceView, nodes, notes: list[str]) -> list[_Target]:
-        return self._base_targets(view, nodes, notes) + self._given_targets(view, nodes)
-
-    def _given_targets(self, view: SequenceView, nodes) -> list[_Target]:
-        from solver.regions import point_signatures
-
-        releases = view.releases
-        n = len(releases)
-        quasi = releases[0].quasi
-        if self._given:
-            pts, ts = [], []
-            for idx, (qid, t) in enumerate(self._given, 1):
-                missing = [a for a in quasi if a not in qid]
-                unknown = [a for a in qid if a not in quasi]
-                if unknown or missing:
-                    bad = unknown[0] if unknown else missing[0]
-                    raise InputError(f"target {idx}: attribute '{bad}' " + ("is not a published quasi-identifier"
-                                     if unknown else "is missing (give every quasi-identifier)"),
-                                     key=f"targets[{idx - 1}].qid")
-                if not 1 <= t <= n:
-                    raise InputError(f"target {idx}: timestamp must be in 1..{n}, got {t}",
-                                     key=f"targets[{idx - 1}].timestamp")
-                try:
-                    pts.append([view.schema[a].hierarchy.code(qid[a]) for a in quasi])
-                except InputError as exc:
-                    raise InputError(f"target {idx}: {exc.problem}", key=f"targets[{idx - 1}].qid") from None
-                ts.append(t)
-            sigs = point_signatures(nodes, np.asarray(pts))
-            return [_Target(point=tuple(p), leaves=tuple((c,) for c in p), t=t, signature=tuple(s), given=i)
-                    for i, (p, t, s) in enumerate(zip(pts, ts, sigs), 1)]
-        return []
-
-    def _base_targets(self, view: SequenceView, nodes, notes: list[str]) -> list[_Target]:
-        from solver.regions import atoms, point_signatures
-
-        releases = view.releases
-        n = len(releases)
-        quasi = releases[0].quasi
-        pop = view.population
-        if getattr(view, "targets", "population") == "population" and len(pop) == n and all(
-                p is not None for p in pop):
-            import pandas as pd
-
-            cols = [list(view.schema.quasi).index(a) for a in quasi]
-            frames = []
-            for i, table in enumerate(pop, 1):
-                f = pd.DataFrame(table.qi_codes[:, cols], columns=[f"q{x}" for x in range(len(cols))])
-                f["id"] = table.ids
-                f["t"] = i
-                frames.append(f)
-            allp = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="first")
-            key = allp[[f"q{x}" for x in range(len(cols))] + ["t"]].to_numpy(dtype=np.int64)
-            keys, counts = np.unique(key, axis=0, return_counts=True)
-            sigs = point_signatures(nodes, keys[:, :-1])
-            out = []
-            skipped = 0
-            for row, cnt, sig in zip(keys.tolist(), counts.tolist(), sigs):
-                t = row[-1]
-                row = tuple(row[:-1])
-                if any(not sig[l] for l in range(t - 1, n)):
-                    skipped += cnt
-                    continue
-                out.append(_Target(point=row, leaves=tuple((c,) for c in row), t=t, signature=tuple(sig),
-                                   people=cnt))
-            if skipped:
-                notes.append(f"{skipped} individuals of the population lie outside every published region of a "
-                             f"release they should appear in; they are not targets")
-            return out
-        sizes = [a.domain_size for a in releases[0].qi_attributes]
-        out = []
-        for atom in atoms(nodes, sizes):
-            for t in range(1, n + 1):
-                if all(atom.signature[l] for l in range(t - 1, n)):
-                    out.append(_Target(point=atom.point, leaves=atom.leaves, t=t, signature=atom.signature))
-        return out
+    def _targets(self, view: SequenceView, nodes, notes: list[str]) -> list[Target]:
+        return base_targets(view, nodes, notes) + given_targets(view, nodes, self._given)
 
 
 # ---------------------------------------------------------------------- helpers
 #: the summary metric of each attack family (``worst`` is keyed by it, as certification looks witnesses up)
 _METRIC_OF = {"F": "FA", "C": "CA", "B": "BA"}
-
-
-def _parse_targets(spec: Any, *, file: str | None, key: str) -> list[tuple[dict, int]]:
-    if spec is None:
-        return []
-    if not isinstance(spec, list) or not spec:
-        raise InputError("targets must be a non-empty list of {qid: {attribute: value}, timestamp: i}", file=file,
-                         key=key)
-    out = []
-    for i, item in enumerate(spec):
-        k = f"{key}[{i}]"
-        if not isinstance(item, Mapping) or set(item) - {"qid", "timestamp"} or "qid" not in item:
-            raise InputError("each target is {qid: {attribute: value}, timestamp: i}", file=file, key=k)
-        qid = item["qid"]
-        if not isinstance(qid, Mapping) or not qid:
-            raise InputError("qid must map quasi-identifiers to raw values", file=file, key=f"{k}.qid")
-        t = item.get("timestamp", 1)
-        if not isinstance(t, int) or isinstance(t, bool) or t < 1:
-            raise InputError(f"timestamp must be an integer >= 1, got {t!r}", file=file, key=f"{k}.timestamp")
-        out.append(({str(a): v for a, v in qid.items()}, t))
-    return out
 
 
 def _problem(view: SequenceView) -> str | None:
@@ -329,36 +228,6 @@ def _problem(view: SequenceView) -> str | None:
     if any(len(view.releases[i]) > len(view.releases[i + 1]) for i in range(len(view.releases) - 1)):
         return "a later release has fewer records than an earlier one (every record must reappear)"
     return None
-
-
-def _requests(targets: Sequence[_Target], nodes, n: int):
-    """All crack questions: for every target at ``T_t`` and every ``j >= t``, each class of ``R_j`` holding a
-    region that contains the target.  Returns the unique requests and, per target, ``[(j, request index)]``."""
-    from solver.crack import CrackRequest
-
-    region_classes = []
-    for nd in nodes:
-        m: dict[int, set] = {}
-        for r, c in zip(nd.region.tolist(), nd.cls.tolist()):
-            m.setdefault(r, set()).add(c)
-        region_classes.append(m)
-    index: dict = {}
-    requests = []
-    where = []
-    for tg in targets:
-        mine = []
-        for j in range(tg.t, n + 1):
-            classes = set()
-            for r in tg.signature[j - 1]:
-                classes |= region_classes[j - 1].get(r, set())
-            for c in sorted(classes):
-                req = CrackRequest(t=tg.t, j=j, cls=c, signature=tg.signature)
-                if req not in index:
-                    index[req] = len(requests)
-                    requests.append(req)
-                mine.append((j, index[req]))
-        where.append(mine)
-    return requests, where
 
 
 def _engine(nodes, time_limit: float, domain_sizes, budget: float | None = None):
