@@ -13,6 +13,7 @@ The state is plain JSON-serializable data, so release ``i+1`` can be made by ano
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -23,7 +24,45 @@ from multirelease.params import validate_params
 from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table
 
-__all__ = ["Publisher", "PublishResult", "PublisherBase"]
+__all__ = ["Publisher", "PublishResult", "PublisherBase", "DECLARED"]
+
+_M_GUARANTEE = ("update_graph.vulnerable_values == 0", ("intersection.violations == 0", "uid"))
+_POSSIBLE_WORLDS = ("possible_worlds.min_linkability >= {l}",)
+#: the guarantee of every registered publisher (issue 13, item 1), for the modules that do not declare it as
+#: a tuple themselves yet (their class attribute :attr:`PublisherBase.guarantee` wins when it is one):
+#: m-invariance (Xiao & Tao Def. 4, Li & Zhou Lemma 3; Barbosa et al. section 4 with published uids),
+#: m-Distinct, the global guarantee (Wong et al. 001, Principle 2 and l-linkability), sequential and
+#: non-sequential diversity (Shmueli & Tassa, l-linkability, Definition 3.3)
+DECLARED: dict[str, tuple] = {
+    "m_invariance": _M_GUARANTEE,
+    "m_distinct": _M_GUARANTEE,
+    "m_distinct_star": _M_GUARANTEE,
+    "global_guarantee": ("possible_worlds.max_breach <= 1/{l}", "possible_worlds.min_linkability >= {l}"),
+    "sequential_diversity": _POSSIBLE_WORLDS,
+    "non_sequential_diversity": _POSSIBLE_WORLDS,
+}
+_FRACTION = re.compile(r"(\d+(?:\.\d+)?)\s*/\s*(\d+\.\d+)")
+
+
+def _number_text(value: Any) -> Any:
+    """An integral float as an integer (``5.0`` -> ``5``): requirement lines read as the papers write them."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _fraction_text(match: "re.Match") -> str:
+    """``a/b`` with a non-integral ``b`` (which :mod:`multirelease.expect` does not read) as a decimal."""
+    return repr(float(match.group(1)) / float(match.group(2)))
+
+
+def _holds(condition: str, config: Mapping) -> bool:
+    """``"name"``: the parameter is true; ``"name > x"``: it exceeds ``x``."""
+    name, _, bound = condition.partition(">")
+    value = config.get(name.strip())
+    if not bound:
+        return bool(value)
+    return value is not None and float(value) > float(bound)
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +97,11 @@ class PublisherBase:
     params: ClassVar[dict] = {}
     required: ClassVar[tuple] = ()
     defaults: ClassVar[dict] = {}
-    #: the principle the output is claimed to satisfy, checked by the contract tests
-    guarantee: ClassVar[str] = ""
+    #: what every release is claimed to satisfy, as certification requirements (``<attack>.<metric> <op>
+    #: <number>``, :mod:`multirelease.expect`) with the config's letters in braces (``"linking.k >= {k}"``);
+    #: an entry ``(line, condition)`` applies only when ``condition`` holds on the config (``"uid"``: the
+    #: parameter is true; ``"l > 1"``: it exceeds the number).  Read it through :meth:`guarantee_requirements`.
+    guarantee: ClassVar[tuple] = ()
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         self.config = validate_params(self.name, self.params, params, required=self.required,
@@ -76,6 +118,22 @@ class PublisherBase:
         if need_sensitive and not any(schema[n].is_sensitive for n in chosen):
             raise InputError(f"{self.name}{reason} needs a published sensitive attribute")
         return chosen
+
+    def guarantee_requirements(self) -> tuple[str, ...]:
+        """The requirement lines of :attr:`guarantee` for this config: conditions applied, letters formatted
+        (an integral number as an integer, ``1/{l}`` with a non-integral ``l`` as a decimal), each line
+        parseable by :func:`multirelease.expect.parse_expectation`."""
+        declared = self.guarantee if isinstance(self.guarantee, tuple) else ()
+        if not declared:  # a module that still declares a word: the registry's declaration (see DECLARED)
+            declared = DECLARED.get(self.name, ())
+        values = {k: _number_text(v) for k, v in self.config.items()}
+        lines = []
+        for entry in declared:
+            line, condition = (entry, None) if isinstance(entry, str) else entry
+            if condition is not None and not _holds(condition, self.config):
+                continue
+            lines.append(_FRACTION.sub(_fraction_text, line.format(**values)))
+        return tuple(lines)
 
     def check_config(self, file: str | None, key: str | None) -> None:
         """Cross-parameter checks (one-line :class:`InputError`)."""

@@ -209,7 +209,7 @@ class Mondrian(PublisherBase):
     name = "mondrian"
     params = {"k": Interval(int, 2, None), "l": Interval(float, 1, None), "l_kind": Options(("distinct", "entropy"))}
     defaults = {"k": 1, "l": 1.0, "l_kind": "distinct"}
-    guarantee = "principle"
+    guarantee = ("linking.k >= {k}", ("linking.l_distinct >= {l}", "l > 1"))
 
     def check_config(self, file, key):
         if self.config["k"] <= 1 and self.config["l"] <= 1:
