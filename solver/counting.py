@@ -67,32 +67,33 @@ API (stable; used by the attacks, the publishers and the tests)::
     solver.counting.witness_world(problem, block, i, v)          # a world where i has v
     solver.counting.brute_force(problem)                         # oracle for tiny instances
 
-Entry point: :func:`analyze`.  Reference implementation for tests: :func:`brute_force`.
+Entry point: :func:`analyze`.  Reference implementation for tests: :func:`brute_force`
+(:mod:`solver.worlds_oracle`).  Linkability and the type-world model live in :mod:`solver.linkability`, the
+sampler in :mod:`solver.worlds_sampling`; this module counts and combines.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from multirelease.errors import InputError, SolverError
+from multirelease.errors import InputError
 
-from .matching import has_perfect_matching, matchable_edges, perfect_b_matching
+from .linkability import DEFAULT_TIME_LIMIT, _block_values, _no_world_message, _TypeWorldModel, block_linkability
+from .linkability import _single_release_linkable  # noqa: F401  (re-exported: benchmarks/bench_worlds.py)
 from .worlds import Block, WorldsProblem
+from .worlds_oracle import brute_force
+from .worlds_sampling import sample_block
 
 __all__ = ["BlockCounts", "WorldsAnalysis", "analyze", "block_linkability", "count_block", "witness_world",
            "brute_force", "breach_closed_form", "multinomial", "DEFAULT_MAX_TYPE_WORLDS"]
 
 #: type-worlds enumerated per block before counting falls back to sampling
 DEFAULT_MAX_TYPE_WORLDS = 5_000
-#: CP-SAT seconds per block (linkability and enumeration each)
-DEFAULT_TIME_LIMIT = 20.0
 
 
 def multinomial(n: int, parts: Sequence[int]) -> int:
@@ -230,214 +231,6 @@ class WorldsAnalysis:
         return self.blocks[b].fraction(int(self.type_of[slot, i]), v)
 
 
-# ---------------------------------------------------------------------- type-world model
-class _TypeWorldModel:
-    """CP-SAT model of the type-worlds of a block: ``m[t, v]`` and one integer transport per release."""
-
-    def __init__(self, block: Block, candidate: np.ndarray):
-        self.block = block
-        self.model = model = cp_model.CpModel()
-        n_t = block.type_count
-        T, V = candidate.shape
-        self.m = {}
-        for t in range(T):
-            for v in np.flatnonzero(candidate[t]):
-                self.m[t, int(v)] = model.new_int_var(0, int(n_t[t]), f"m_{t}_{v}")
-            terms = [self.m[t, int(v)] for v in np.flatnonzero(candidate[t])]
-            model.add(sum(terms) == int(n_t[t]))
-        self.flows = []
-        for k in range(len(block.releases)):
-            edges = block.edges[k]
-            gcount, gvalue = block.group_count[k], block.group_value[k]
-            f = {}
-            into_g = [[] for _ in range(len(gcount))]
-            out_tv: dict = {}
-            for e, (t, g) in enumerate(edges.tolist()):
-                v = int(gvalue[g])
-                if not candidate[t, v]:
-                    continue
-                var = model.new_int_var(0, int(min(n_t[t], gcount[g])), f"f_{k}_{t}_{g}")
-                f[e] = var
-                into_g[g].append(var)
-                out_tv.setdefault((t, v), []).append(var)
-            for g in range(len(gcount)):
-                model.add(sum(into_g[g]) == int(gcount[g]))
-            for (t, v), var in self.m.items():
-                if block.present[t, k]:
-                    model.add(sum(out_tv.get((t, v), [])) == var)
-            self.flows.append(f)
-        self.vars = list(self.m.values())
-        self.keys = list(self.m.keys())
-
-    def hint(self, sol: dict) -> None:
-        """Start the next solves from a known type-world (solution hint)."""
-        self.model.clear_hints()
-        for key, var in self.m.items():
-            self.model.add_hint(var, sol.get(key, 0))
-
-    def solve(self, time_limit: float, extra: Sequence = ()) -> tuple[str, dict | None, cp_model.CpSolver]:
-        """``("feasible", m, solver)``, ``("infeasible", None, solver)`` or ``("unknown", None, solver)``."""
-        model = self.model
-        lits = []
-        for constraint in extra:  # enforced for this solve only, through an assumption
-            lit = model.new_bool_var(f"assume_{len(self.vars)}_{id(constraint)}")
-            model.add(constraint).only_enforce_if(lit)
-            lits.append(lit)
-        model.clear_assumptions()
-        if lits:
-            model.add_assumptions(lits)
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1  # >= 2 workers may return wrong enumeration counts
-        solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
-        solver.parameters.random_seed = 0
-        status = solver.solve(model)
-        model.clear_assumptions()
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            sol = {key: int(solver.value(var)) for key, var in self.m.items()}
-            self.hint(sol)
-            return "feasible", sol, solver
-        if status == cp_model.INFEASIBLE:
-            return "infeasible", None, solver
-        if status == cp_model.MODEL_INVALID:
-            raise SolverError("CP-SAT: invalid type-world model")
-        return "unknown", None, solver
-
-
-def _block_values(problem: WorldsProblem, block: Block) -> np.ndarray:
-    V = problem.n_values
-    out = np.zeros((block.n_types, V), dtype=bool)
-    for k in range(len(block.releases)):
-        for t, g in block.edges[k].tolist():
-            out[t, block.group_value[k][g]] = True
-    return out
-
-
-def _single_release_linkable(problem: WorldsProblem, block: Block, k: int) -> np.ndarray | None:
-    """``(T, V)`` linkable pairs within spanned release ``k`` alone (``None``: no perfect matching)."""
-    present = block.present[:, k]
-    tc = np.where(present, block.type_count, 0)
-    edges = block.edges[k]
-    ok = matchable_edges(tc, block.group_count[k], edges)
-    out = np.zeros((block.n_types, problem.n_values), dtype=bool)
-    if ok is None:
-        return None
-    e = edges[ok]
-    out[e[:, 0], block.group_value[k][e[:, 1]]] = True
-    return out
-
-
-def block_linkability(problem: WorldsProblem, block: Block, *, time_limit: float = DEFAULT_TIME_LIMIT
-                      ) -> tuple[np.ndarray, bool, dict]:
-    """``(linkable (T, V) bool, exact, witnesses)``: the values each type's members take in some world.
-
-    ``witnesses[(t, v)]`` is a type-world realizing the pair when CP-SAT was used.  ``exact`` is false only
-    when CP-SAT stopped on its time limit (the undecided pairs are then reported linkable: an upper bound).
-    Raises :class:`InputError` when the block has no world at all (inconsistent releases)."""
-    R = len(block.releases)
-    if block.n_types == 0:
-        raise InputError(_no_world_message(problem, block))
-    if block.is_complete():  # one type adjacent to every group: every value of the groups (if any world)
-        out = np.zeros((1, problem.n_values), dtype=bool)
-        counts = None
-        for k in range(R):
-            if not block.present[0, k]:
-                continue
-            c = np.bincount(block.group_value[k], weights=block.group_count[k], minlength=problem.n_values)
-            if (counts is not None and not np.array_equal(c, counts)) or c.sum() != block.type_count[0]:
-                raise InputError(_no_world_message(problem, block))
-            counts = c
-        out[0] = counts > 0
-        return out, True, {}
-    cand = np.ones((block.n_types, problem.n_values), dtype=bool)
-    for k in range(R):
-        lk = _single_release_linkable(problem, block, k)
-        if lk is None:
-            raise InputError(_no_world_message(problem, block))
-        present = block.present[:, k]
-        cand[present] &= lk[present]
-    if R == 1:
-        return cand, True, {}
-    # persistent values over several releases: decide the candidates with CP-SAT
-    model = _TypeWorldModel(block, cand)
-    deadline = time.perf_counter() + time_limit
-    status, m, _ = model.solve(time_limit)
-    if status == "infeasible":
-        raise InputError(_no_world_message(problem, block))
-    if status == "unknown":
-        return cand, False, {}
-    linkable = np.zeros_like(cand)
-    witnesses = {}
-
-    def settle(sol):
-        for (t, v), c in sol.items():
-            if c > 0 and not linkable[t, v]:
-                linkable[t, v] = True
-                witnesses[t, v] = sol
-
-    settle(m)
-    # rounds that maximize the number of unsettled pairs realized at once; an optimum of 0 proves them all
-    # unlinkable
-    for _ in range(64):
-        open_pairs = [(int(t), int(v)) for t, v in zip(*np.nonzero(cand & ~linkable))]
-        left = deadline - time.perf_counter()
-        if not open_pairs or left <= 0:
-            break
-        hit = {}
-        for t, v in open_pairs:
-            b = model.model.new_bool_var(f"hit_{t}_{v}")
-            model.model.add(model.m[t, v] >= 1).only_enforce_if(b)
-            hit[t, v] = b
-        model.model.maximize(sum(hit.values()))
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.max_time_in_seconds = min(left, max(2.0, time_limit / 8))
-        status = solver.solve(model.model)
-        model.model.clear_objective()
-        for b in hit.values():  # retire the indicators
-            model.model.add(b == 0)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            break
-        sol = {key: int(solver.value(var)) for key, var in model.m.items()}
-        model.hint(sol)
-        before = int(linkable.sum())
-        settle(sol)
-        if status == cp_model.OPTIMAL and int(linkable.sum()) == before:
-            for t, v in open_pairs:
-                model.model.add(model.m[t, v] == 0)
-            cand = cand & linkable
-            break
-        if int(linkable.sum()) == before:
-            break
-    exact = True
-    for t, v in zip(*np.nonzero(cand)):
-        t, v = int(t), int(v)
-        if linkable[t, v]:
-            continue
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            exact = False
-            linkable[t, v] = True  # undecided: reported as linkable (safe side)
-            continue
-        status, sol, _ = model.solve(left, [model.m[t, v] >= 1])
-        if status == "feasible":
-            settle(sol)
-        elif status == "infeasible":
-            model.model.add(model.m[t, v] == 0)
-        else:
-            exact = False
-            linkable[t, v] = True
-    return linkable, exact, witnesses
-
-
-def _no_world_message(problem: WorldsProblem, block: Block) -> str:
-    rel = ", ".join(str(problem.releases[r].index) for r in block.releases)
-    who = [str(problem.individuals[m[0]]) for m in block.members[:3]]
-    if not who:
-        return f"no possible world: a record of release(s) {rel} contains no individual's QI values"
-    return (f"no possible world: the releases ({rel}) cannot all come from the population "
-            f"(individuals {', '.join(who)}...)")
-
-
 # ---------------------------------------------------------------------- counting
 def count_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *,
                 max_type_worlds: int = DEFAULT_MAX_TYPE_WORLDS, time_limit: float = DEFAULT_TIME_LIMIT,
@@ -494,7 +287,7 @@ def count_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *,
             raise InputError(_no_world_message(problem, block))
         return BlockCounts(block, linkable, True, "enumeration", worlds=worlds, linked=linked, type_worlds=found,
                            seconds=time.perf_counter() - t0)
-    est, ci, n_samples = _sample_block(problem, block, linkable, samples=samples,
+    est, ci, n_samples = sample_block(problem, block, linkable, samples=samples,
                                        rng=rng if rng is not None else np.random.default_rng(0))
     return BlockCounts(block, linkable, False, "sampling", estimate=est, ci=ci, type_worlds=found,
                        samples=n_samples, seconds=time.perf_counter() - t0)
@@ -561,81 +354,6 @@ def witness_world(problem: WorldsProblem, block: Block, individual: int, value: 
                                                            "row": int(free_rows[lg].pop(0))}
         out.append({"release": g.index, "assignment": dict(sorted(assign.items()))})
     return {"releases": out}
-
-
-# ---------------------------------------------------------------------- sampling
-def _feasible_value(problem: WorldsProblem, block: Block, k: int, vals: dict, v: int) -> bool:
-    """Within spanned release ``k``: can the block's individuals with value ``v`` fill its groups of value ``v``?"""
-    g = problem.releases[block.releases[k]]
-    present = block.present[:, k]
-    tc = np.zeros(block.n_types, dtype=np.int64)
-    for t, mem in enumerate(block.members):
-        if present[t]:
-            tc[t] = sum(1 for p in mem.tolist() if vals[p] == v)
-    gsel = block.group_value[k] == v
-    gcount = np.where(gsel, block.group_count[k], 0)
-    e = block.edges[k]
-    keep = gsel[e[:, 1]] if len(e) else np.zeros(0, bool)
-    return perfect_b_matching(tc, gcount, e[keep]) is not None
-    del g
-
-
-def _sample_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *, samples: int,
-                  rng: np.random.Generator, thin: int = 3, burn_in: int = 200, batches: int = 20
-                  ) -> tuple[np.ndarray, np.ndarray, int]:
-    cand = linkable
-    model = _TypeWorldModel(block, cand)
-    status, m, _ = model.solve(DEFAULT_TIME_LIMIT)
-    if status != "feasible":
-        raise SolverError("no start world for sampling")
-    vals = {}
-    for t, mem in enumerate(block.members):
-        seq = []
-        for v in range(problem.n_values):
-            seq.extend([v] * m.get((t, v), 0))
-        for p, v in zip(mem.tolist(), seq):
-            vals[p] = v
-    people = [p for mem in block.members for p in mem.tolist()]
-    type_of = {p: t for t, mem in enumerate(block.members) for p in mem.tolist()}
-    R = len(block.releases)
-
-    def ok(changed_values) -> bool:
-        return all(_feasible_value(problem, block, k, vals, v) for k in range(R) for v in changed_values)
-
-    steps = burn_in + samples * thin
-    T, V = block.n_types, problem.n_values
-    tally = np.zeros((batches, T, V), dtype=np.float64)
-    per_batch = max(1, samples // batches)
-    recorded = 0
-    for step in range(steps):
-        a = people[int(rng.integers(len(people)))]
-        if rng.random() < 0.5 and len(people) > 1:
-            b = people[int(rng.integers(len(people)))]
-            va, vb = vals[a], vals[b]
-            if va != vb and cand[type_of[a], vb] and cand[type_of[b], va]:
-                vals[a], vals[b] = vb, va
-                if not ok((va, vb)):
-                    vals[a], vals[b] = va, vb
-        else:
-            va = vals[a]
-            vb = int(rng.integers(V))
-            if vb != va and cand[type_of[a], vb]:
-                vals[a] = vb
-                if not ok((va, vb)):
-                    vals[a] = va
-        if step >= burn_in and (step - burn_in) % thin == 0 and recorded < per_batch * batches:
-            bi = recorded // per_batch
-            for p in people:
-                tally[bi, type_of[p], vals[p]] += 1
-            recorded += 1
-    n_t = block.type_count[:, None].astype(np.float64)
-    frac = tally / (per_batch * n_t[None])
-    est = frac.mean(axis=0)
-    half = 1.96 * frac.std(axis=0, ddof=1) / math.sqrt(batches)
-    ci = np.stack([np.clip(est - half, 0, 1), np.clip(est + half, 0, 1)], axis=-1)
-    ci[~cand] = 0.0
-    est[~cand] = 0.0
-    return est, ci, recorded
 
 
 # ---------------------------------------------------------------------- the whole problem
@@ -772,66 +490,3 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
                           localized_low=loc_low, localized_high=loc_high)
 
 
-# ---------------------------------------------------------------------- brute force (tests)
-def brute_force(problem: WorldsProblem, *, max_assignments: int = 200_000) -> dict:
-    """Every world by plain enumeration of value assignments (tiny instances; the tests' oracle).
-
-    Returns ``{"worlds": int, "linked": (N, V) int array (worlds where o has s in at least one table),
-    "local": (R, N, V) int array (worlds where o has s in table j), "linkable": (N, V) bool}``.  A world is an
-    assignment of values to individuals (persistent) or one per table (free), kept when every table has a
-    perfect matching between its individuals and its records (same value, region containing the point).
-    """
-    N, V, R = problem.n_individuals, problem.n_values, len(problem.releases)
-    expanded = []
-    for g in problem.releases:
-        rec_group = np.repeat(np.arange(g.n_groups), g.group_count)
-        expanded.append((g.adjacency.toarray()[:, rec_group], g.group_value[rec_group]))
-
-    def consistent(j: int, assignment: dict) -> bool:
-        g = problem.releases[j]
-        adj, rec_val = expanded[j]
-        vals = np.array([assignment[p] for p in g.people.tolist()], dtype=np.int64)
-        return has_perfect_matching(adj & (vals[:, None] == rec_val[None, :]))
-
-    if problem.mode == "persistent":
-        people = sorted({p for g in problem.releases for p in g.people.tolist()})
-        if V ** len(people) > max_assignments:
-            raise ValueError("instance too large for brute force")
-        worlds = []
-        for combo in itertools.product(range(V), repeat=len(people)):
-            a = dict(zip(people, combo))
-            if all(consistent(j, a) for j in range(R)):
-                worlds.append(a)
-        linked = np.zeros((N, V), dtype=object)
-        local = np.zeros((R, N, V), dtype=object)
-        for w in worlds:
-            for p, v in w.items():
-                linked[p, v] += 1
-            for j, g in enumerate(problem.releases):
-                for p in g.people.tolist():
-                    local[j, p, w[p]] += 1
-        return {"worlds": len(worlds), "linked": linked, "local": local, "linkable": linked > 0}
-    per_table = []
-    for j, g in enumerate(problem.releases):
-        people = g.people.tolist()
-        if V ** len(people) > max_assignments:
-            raise ValueError("instance too large for brute force")
-        ws = []
-        for combo in itertools.product(range(V), repeat=len(people)):
-            a = dict(zip(people, combo))
-            if consistent(j, a):
-                ws.append(a)
-        per_table.append(ws)
-    total = math.prod(len(ws) for ws in per_table)
-    if total > max_assignments:
-        raise ValueError("too many series of tables for brute force")
-    linked = np.zeros((N, V), dtype=object)
-    local = np.zeros((R, N, V), dtype=object)
-    for series in itertools.product(*per_table):
-        hit = np.zeros((N, V), dtype=bool)
-        for j, w in enumerate(series):
-            for p, v in w.items():
-                hit[p, v] = True
-                local[j, p, v] += 1
-        linked += hit
-    return {"worlds": total, "linked": linked, "local": local, "linkable": linked > 0}
