@@ -255,8 +255,14 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
         if step.publisher is not None:
             rng = np.random.default_rng([scenario.seed, step.index])
             name = step.publisher_name
+            state = states.get(name)
+            # a publisher that must meet its principle over the whole sequence (bcf after an R1 it did not
+            # make) reads the releases as published; its own state when that state is this sequence
+            follow = getattr(step.publisher, "state_for_sequence", None)
+            if follow is not None:
+                state = follow(list(seq.releases), seq.snapshots[-1] if len(seq) else None, state)
             try:
-                result = step.publisher.publish(table, attributes=step.attributes, state=states.get(name), rng=rng)
+                result = step.publisher.publish(table, attributes=step.attributes, state=state, rng=rng)
             except InputError as exc:  # e.g. a principle the table cannot satisfy: name the release
                 raise exc.located(file=scenario.source, key=step.key) from None
             states[name] = result.state
