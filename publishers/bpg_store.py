@@ -2,6 +2,9 @@
 kept in an SQLite database so that release ``n + 1`` can be made by another process.
 
 * every record ever seen has a row in ``records`` (its stable ``uid``, its stored values);
+* every release has a row in ``published``: which record each published row is and its group id, so that the
+  releases as published (uids, classes, sensitive values) can be re-read for BPG's own check (the
+  all-release intersection attack, :meth:`publishers.bpg.BPG._check`);
 * every neighbourhood has a row in ``neighbourhoods``: the quasi-identifier region ``[lo, hi]`` the adversary
   can infer for its records, their common *signature* (``releases``: the releases they were published in; bit
   ``i`` of the paper's signature ``sigma`` is 1 iff ``i`` is listed) and its members (the paper's foreign key
@@ -17,6 +20,9 @@ the pipeline builds a new publisher for every release, so the open stores of thi
 one registry, :data:`STORES` - the module's only mutable object, whose open connections and temporary files are
 closed and removed at exit.  :func:`clear_cache` closes them at once (the next release re-reads its database,
 as a new process would); no result depends on whether a store was open.
+
+Size: about 545 lines, over the usual 500: the schema, the one-transaction writer and the store registry
+share the database's layout, and splitting them would spread one file format over several modules.
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ import os
 import sqlite3
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,9 +44,9 @@ from multirelease.errors import InputError
 from multirelease.principles import Principle
 
 __all__ = ["Store", "Stores", "STORES", "Mirror", "Update", "Joined", "SCHEMA_VERSION", "SEP", "read_state",
-           "check_invariant", "clear_cache", "new_uids", "join_columns"]
+           "check_invariant", "clear_cache", "new_uids", "join_columns", "refine_blocks"]
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 #: the separator of a record's stored raw values (``records.vals``)
 SEP = "\x1f"
 
@@ -68,6 +74,11 @@ CREATE TABLE records (
     sensitive TEXT NOT NULL,     -- the composite sensitive value
     codes BLOB NOT NULL,         -- leaf codes of the published quasi-identifiers (int32, little-endian)
     vals TEXT NOT NULL           -- raw values of the attributes listed in meta 'vals_columns', joined by U+001F
+)""", """
+CREATE TABLE published (
+    release INTEGER PRIMARY KEY, -- from 1
+    keys BLOB NOT NULL,          -- the record of every published row, in file order (int64, little-endian)
+    grp BLOB NOT NULL            -- the published group id of every row (int64, little-endian)
 )""")
 #: rows per INSERT statement of a bulk insert (at most 9 parameters a row, far below SQLite's limit)
 _BATCH = 100
@@ -153,6 +164,21 @@ class Mirror:
     nbh_releases: dict
     nbh_lo: dict
     nbh_hi: dict
+    #: every stored release as published: ``(record keys, group ids)`` of its rows, in file order
+    history: list = field(default_factory=list)
+    #: every record's presence-and-class signature over the stored releases, as a block number
+    #: (:func:`refine_blocks`; 0: never published)
+    blocks: np.ndarray | None = None
+
+
+def refine_blocks(block: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """The signature blocks after one more release: records are in one block when they were in one block and
+    are in the same class of the release (``cls``: class index, -1 when not published).  Block 0 stays the
+    never-published records' (Barbosa et al. section 4: the signature is the presence and the class in every
+    release; :func:`attacks.intersection_core.signature_blocks` refines it the same way)."""
+    width = int(cls.max()) + 2 if len(cls) else 1
+    key = np.concatenate([[0], block.astype(np.int64) * width + (cls.astype(np.int64) + 1)])
+    return pd.factorize(key)[0][1:].astype(np.int64)
 
 
 def _load(con: sqlite3.Connection) -> Mirror:
@@ -173,13 +199,21 @@ def _load(con: sqlite3.Connection) -> Mirror:
     counterfeit = np.asarray(fake, dtype=bool)
     uid = np.asarray(uid, dtype=object)
     live = np.flatnonzero(current & ~counterfeit)
+    history = [(np.frombuffer(k, dtype="<i8").astype(np.int64), np.frombuffer(g, dtype="<i8").astype(np.int64))
+               for k, g in con.execute("SELECT keys, grp FROM published ORDER BY release")]
+    blocks = np.zeros(len(keys), dtype=np.int64)
+    for k, g in history:
+        cls = np.full(len(keys), -1, dtype=np.int64)
+        cls[np.searchsorted(keys, k)] = pd.factorize(g)[0]
+        blocks = refine_blocks(blocks, cls)
     return Mirror(key=keys, rid=rid, version=np.asarray(version, dtype=np.int64), uid=uid, current=current,
                   counterfeit=counterfeit, sensitive=np.asarray(sens, dtype=object), vals=Joined(vals),
                   codes=np.frombuffer(b"".join(codes), dtype="<i4").astype(np.int32), nbh=nbh,
                   rid_pos=dict(zip(rid[live].tolist(), live.tolist())), uid_set=set(uid.tolist()),
                   nbh_releases={int(i): r for i, r, _, _, _ in nb},
                   nbh_lo={int(i): json.loads(lo) for i, _, lo, _, _ in nb},
-                  nbh_hi={int(i): json.loads(hi) for i, _, _, hi, _ in nb})
+                  nbh_hi={int(i): json.loads(hi) for i, _, _, hi, _ in nb},
+                  history=history, blocks=blocks)
 
 
 # ---------------------------------------------------------------------- one release's transaction
@@ -191,7 +225,8 @@ class Update:
     leaf codes), ``version``, ``current``, ``counterfeit``) and ``texts`` their stored raw values;
     ``superseded`` the keys of stored records that a new version replaces; ``new_nbh`` the new neighbourhoods
     ``(id, signature, lo, hi, size, member keys as int64 bytes)``, ``gone`` the emptied ones and ``shrunk`` the
-    ones that lost records ``(size, member keys, id)``."""
+    ones that lost records ``(size, member keys, id)``; ``published`` the release's rows (record keys and group
+    ids, file order)."""
 
     release: int
     token: str
@@ -201,6 +236,7 @@ class Update:
     new_nbh: list
     gone: list
     shrunk: list
+    published: tuple = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 def _json_ints(values: list[int]) -> str:
@@ -269,6 +305,10 @@ def _write(con: sqlite3.Connection, up: Update) -> None:
                        r["counterfeit"].astype(np.int64).tolist(), sens, b, *t)
             _insert(con, "records", f"(?, ?, ?, ?, ?, ?, ?, ?, {vals})",
                     itertools.compress(rows, (~first).tolist()), m - n_first)
+        keys, grp = up.published
+        con.execute("INSERT INTO published VALUES (?, ?, ?)",
+                    (up.release, np.ascontiguousarray(keys, dtype="<i8").tobytes(),
+                     np.ascontiguousarray(grp, dtype="<i8").tobytes()))
         con.execute("UPDATE meta SET value = ? WHERE key = 'releases'", (str(up.release),))
         con.execute("INSERT OR REPLACE INTO meta VALUES ('token', ?)", (up.token,))
         con.execute("COMMIT")
