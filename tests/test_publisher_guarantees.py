@@ -49,6 +49,43 @@ INSERT_ONLY = {"bcf", "tds", "sequential_diversity", "non_sequential_diversity"}
 NAMES = sorted(PUBLISHERS)
 
 
+# ---------------------------------------------------------------------- the declarations
+#: configs whose every conditional line applies (uid: true; l > 1)
+FULL = {"mondrian": {"k": 3, "l": 2}, "naive": {"k": 3, "l": 2}, "bpg": {"k": 3, "l": 2}, "tds": {"k": 3},
+        "bcf": {"k": 3}, "global_guarantee": {"l": 2.5}, "sequential_diversity": {"l": 3},
+        "non_sequential_diversity": {"l": 3}, "m_invariance": {"m": 3, "uid": True},
+        "m_distinct": {"m": 3, "uid": True}, "m_distinct_star": {"m": 3, "uid": True}}
+#: what each publisher declares (issue 13, item 1), with the letters of FULL
+DECLARED = {
+    "mondrian": ["linking.k >= 3", "linking.l_distinct >= 2"], "naive": ["linking.k >= 3", "linking.l_distinct >= 2"],
+    "tds": ["linking.k >= 3"], "bpg": ["intersection.violations == 0"],
+    "bcf": ["correspondence.FA >= 3", "correspondence.CA >= 3", "correspondence.BA >= 3"],
+    "global_guarantee": ["possible_worlds.max_breach <= 0.4", "possible_worlds.min_linkability >= 2.5"],
+    "sequential_diversity": ["possible_worlds.min_linkability >= 3"],
+    "non_sequential_diversity": ["possible_worlds.min_linkability >= 3"],
+    **{m: ["update_graph.vulnerable_values == 0", "intersection.violations == 0"]
+       for m in ("m_invariance", "m_distinct", "m_distinct_star")},
+}
+
+
+def test_every_publisher_declares_requirements_on_registered_attacks():
+    """``guarantee_requirements()`` of every publisher: the lines of the issue, formatted with its config, each
+    a requirement the certifier reads (a registered attack and one of its metrics); conditional lines drop
+    out when their condition does not hold."""
+    from multirelease.expect import parse_expectation
+
+    assert sorted(DECLARED) == NAMES
+    for name in NAMES:
+        lines = PUBLISHERS[name](**FULL[name]).guarantee_requirements()
+        assert list(lines) == DECLARED[name], name
+        for line in lines:
+            e = parse_expectation(line)
+            assert e.subject in ATTACKS and e.metric in ATTACKS[e.subject].metrics, line
+    assert PUBLISHERS["m_invariance"](m=3).guarantee_requirements() == ("update_graph.vulnerable_values == 0",)
+    assert PUBLISHERS["mondrian"](k=3).guarantee_requirements() == ("linking.k >= 3",)
+    assert PUBLISHERS["global_guarantee"](l=2).guarantee_requirements()[0] == "possible_worlds.max_breach <= 1/2"
+
+
 # ---------------------------------------------------------------------- the random sequences
 def _sequence(data, name: str):
     """``(schema, model, snapshots)``: 3-5 snapshots of a random table of 6-12 rows."""
