@@ -235,6 +235,7 @@ def test_bpg_own_check_agrees_with_the_intersection_attack():
 
 def _bpg_check_case(data, k, l) -> str:
     import publishers.bpg as bpg
+    from publishers.bpg_store import clear_cache
 
     snaps = _bpg_sequence(data)
     seq = ReleaseSequence()
@@ -256,7 +257,10 @@ def _bpg_check_case(data, k, l) -> str:
         bpg.listing1 = lambda classes, *a, **kw: list(classes)
         bpg.settle_leftovers = lambda accepted, *a, **kw: accepted
         seq, pub, state = ReleaseSequence(), PUBLISHERS["bpg"](k=k, l=l), None
+        reread = data.draw(st.booleans(), label="re-read the database")
         for i, snap in enumerate(snaps, start=1):
+            if reread:  # as a new process would: the signature blocks rebuilt from the stored releases
+                clear_cache()
             try:
                 res = pub.publish(snap, state=state, rng=np.random.default_rng(i))
             except InputError as err:
