@@ -151,14 +151,25 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
             targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
             json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON report here ('-': stdout)"),
             quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+            ledger: Optional[Path] = typer.Option(None, "--ledger", help="certify against this ledger's truth "
+                                                  "(the snapshots behind its releases)"),
             ) -> None:
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
     when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
     from . import pipeline
 
     _check_targets(json_path)
-    sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
-                               targets=targets)
+    if ledger is not None:
+        from .ledger_release import ledger_certify_plan
+
+        if require or attack or targets:
+            raise InputError("--ledger certifies with the spec's attacks and requirements only", key="--ledger")
+        if not releases:
+            raise InputError("give the release files", key="--ledger")
+        sc, _ = ledger_certify_plan(ledger, releases, spec)
+    else:
+        sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
+                                   targets=targets)
     with progress_bar() as bar:
         result = pipeline.run_scenario(sc, progress=bar)
     _finish(result, json_path, quiet)
@@ -178,6 +189,76 @@ def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         result = pipeline.run_scenario(sc, progress=bar, attack=False)
     written = write_releases(result.sequence, out)
     out_console.print(f"wrote {len(written)} files to {out}")
+
+
+@app.command("release")
+def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, attacks, expect, targets, "
+                                                     "publisher: {publisher: NAME, ...}, snapshot: {separator}"),
+                snapshot: Path = typer.Argument(..., help="this month's raw table (CSV with its identifier column)"),
+                ledger: Path = typer.Option(..., "--ledger", help="the ledger folder (made by the first call)"),
+                out: Path = typer.Option(..., "--out", help="the release file to write"),
+                dry_run: bool = typer.Option(False, "--dry-run", help="run the gate only: write nothing"),
+                amend: Optional[str] = typer.Option(None, "--amend", help="why the schema or publisher changed"),
+                json_path: Optional[str] = typer.Option(None, "--json", help="write the gate's JSON report here"),
+                quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables")) -> None:
+    """Make the next release of the ledger's sequence from SNAPSHOT, certify the whole sequence, and write FILE
+    only on PASS (exit 0); FAIL (1) / UNKNOWN (3): nothing written, the ledger unchanged."""
+    from .ledger_release import make_release
+    from .report import build_report, render_terminal
+
+    _check_targets(json_path)
+    with progress_bar() as bar:
+        outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar)
+    if outcome.run is not None:
+        report = build_report(outcome.run)
+        if not quiet and json_path != "-":
+            render_terminal(report, out_console, outcome.run.timings, json_path=json_path)
+        if json_path:
+            _emit_json(report, json_path)
+    ch = outcome.changes
+    if ch:
+        out_console.print(f"snapshot: {ch['inserted']:,} inserted, {ch['deleted']:,} deleted, "
+                          f"{ch['updated']:,} updated")
+    if outcome.verdict != "pass" and outcome.run is not None:
+        for j in outcome.run.judged:
+            if j.holds is not True:
+                shown = j.value if j.value is not None else f"[{j.lower}, {j.upper}] {j.reason}".strip()
+                err_console.print(f"requirement '{j.expectation.text}' {'failed' if j.holds is False else 'unknown'}"
+                                  f": {shown}", markup=False, highlight=False, soft_wrap=True)
+    (out_console if outcome.exit_code == 0 else err_console).print(outcome.message, markup=False, highlight=False,
+                                                                    soft_wrap=True)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command("ledger")
+def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
+               verify: bool = typer.Option(False, "--verify", help="re-certify the published files"),
+               json_path: Optional[str] = typer.Option(None, "--json", help="with --verify: the JSON report"),
+               quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables")) -> None:
+    """The ledger's history, one line per release; ``--verify`` checks every file's SHA-256 and re-certifies
+    the files with the ledger's snapshots (exit 1 when a file changed or is missing)."""
+    from .ledger_release import history_lines, verify_ledger
+    from .report import build_report, render_terminal
+
+    for line in history_lines(folder):
+        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if not verify:
+        raise typer.Exit(0)
+    with progress_bar() as bar:
+        run, problems = verify_ledger(folder, bar)
+    for p in problems:
+        err_console.print(p, markup=False, highlight=False, soft_wrap=True)
+    code = 1 if problems else 0
+    if run is not None:
+        report = build_report(run)
+        if not quiet and json_path != "-":
+            render_terminal(report, out_console, run.timings, json_path=json_path)
+        if json_path:
+            _emit_json(report, json_path)
+        code = code or run.exit_code
+    out_console.print(f"verify: {'files changed or missing, ' if problems else ''}verdict "
+                      f"{run.verdict.upper() if run is not None else 'not run'}", markup=False, highlight=False)
+    raise typer.Exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ from .scenario import TARGETS, Scenario, load_yaml, parse_scenario
 from .sequence import ReleaseSequence
 
 __all__ = ["Judgement", "ScenarioRun", "load_scenario", "load_scenario_document", "load_yaml", "plan", "certify_plan", "build_sequence", "run_attacks",
-           "judge", "run_scenario", "resolve_targets"]
+           "judge", "run_scenario", "resolve_targets", "ledger_plan"]
 
 #: progress callback ``(description, done, total)``
 Step = Callable[[str, int, int], None]
@@ -225,6 +225,50 @@ def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, 
     return plan(scenario, requires=requires, extra_attacks=attack_names, all_applicable=not has_attacks)
 
 
+def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple[Any, Any]],
+                snapshot: Any = None, seed: int = 0) -> Scenario:
+    """The plan of one step of a release ledger (issue 14, ``release`` and ``ledger --verify``).
+
+    ``doc`` is a ledger spec (the scenario's ``schema``, ``transitions``, ``adversary``, ``attacks``, ``expect``,
+    ``targets`` and ``publisher: {publisher: NAME, params...}``); ``earlier`` the releases the ledger holds,
+    each ``(Release, snapshot Table)``, read as published with the population behind it; ``snapshot`` this
+    month's raw table, published by the spec's publisher as the next release (``None``: certify ``earlier``
+    only).  The requirements are the spec's ``expect`` lines plus the publisher's own guarantee
+    (:meth:`publishers.base.PublisherBase.guarantee_requirements`), so the gate judges what the publisher
+    claims with the same attacks as ``run`` and ``certify``.  ``seed`` seeds the publisher (the ledger's
+    secret, never the spec).
+    """
+    from publishers import PUBLISHERS
+
+    from .scenario import ReleaseStep
+
+    source = str(path)
+    pub = doc.get("publisher")
+    if not isinstance(pub, Mapping) or not isinstance(pub.get("publisher"), str):
+        raise InputError("must be {publisher: NAME, params...}", file=source, key="publisher")
+    name = pub["publisher"]
+    if name not in PUBLISHERS:
+        raise InputError(f"unknown publisher '{name}' (known: {', '.join(sorted(PUBLISHERS))})", file=source,
+                         key="publisher.publisher")
+    sdoc = {k: doc[k] for k in ("name", "description", "schema", "transitions", "adversary", "attacks", "expect",
+                                "targets") if k in doc}
+    sdoc["data"] = {"rows": []}
+    sdoc["releases"] = [dict(pub)]
+    scenario = parse_scenario(sdoc, base=base, path=path)
+    step = scenario.steps[0]
+    steps = [ReleaseStep(index=i, given=r, snapshot=s, key=f"ledger release {i}") for i, (r, s) in
+             enumerate(earlier, 1)]
+    if snapshot is not None:
+        step.index, step.key = len(steps) + 1, "publisher"
+        steps.append(step)
+        scenario.data = snapshot
+    scenario.steps = steps
+    scenario.seed = seed
+    params = {k: v for k, v in pub.items() if k not in ("publisher", "attributes")}
+    guarantee = PUBLISHERS[name](_file=source, _key="publisher", **params).guarantee_requirements()
+    return plan(scenario, requires=guarantee)
+
+
 def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:
     """The explicit target population: the scenario's ``targets``, else ``population`` when every release
     has the population behind it, else ``regions``."""
@@ -239,13 +283,15 @@ def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:
 
 
 # ---------------------------------------------------------------------- 1. build the sequence
-def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) -> None:
-    """Publish or read every release into ``run.sequence``: the one place where dynamics are applied."""
+def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: int,
+                   states: Mapping[str, dict] | None = None) -> None:
+    """Publish or read every release into ``run.sequence``: the one place where dynamics are applied.
+    ``states`` (publisher name -> state) continues a sequence made earlier (a ledger's step)."""
     from .report import compute_release_metrics
 
     seq = run.sequence
     table = scenario.data
-    states: dict[str, dict] = {}
+    states = dict(states or {})
     for step in scenario.steps:
         notify(f"release {step.index}", step.index - 1, total)
         t0 = time.perf_counter()
@@ -338,12 +384,14 @@ def judge(reqs: Sequence[tuple[Expectation, str]], results: Mapping[str, Any],
 
 
 # ---------------------------------------------------------------------- the whole path
-def run_scenario(scenario: Scenario, progress: Step | None = None, *, attack: bool = True) -> ScenarioRun:
-    """Build the sequence, attack it (unless ``attack`` is false: ``publish``), judge the requirements."""
+def run_scenario(scenario: Scenario, progress: Step | None = None, *, attack: bool = True,
+                 states: Mapping[str, dict] | None = None) -> ScenarioRun:
+    """Build the sequence, attack it (unless ``attack`` is false: ``publish``), judge the requirements;
+    ``states`` continues the publishers' sequence (:func:`ledger_plan`)."""
     notify = progress or (lambda *_: None)
     run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
     total = len(scenario.steps) + (len(scenario.attacks) if attack else 0)
-    build_sequence(scenario, run, notify, total)
+    build_sequence(scenario, run, notify, total, states)
     run.targets = resolve_targets(scenario, run.sequence)
     if attack:
         run_attacks(scenario, run, notify, total)

@@ -1,0 +1,420 @@
+"""``multirelease release`` / ``ledger`` / ``certify --ledger``: each month's release made from the ledger's
+private state and a new snapshot, certified before its file exists (issue 14).
+
+:func:`make_release` is one call of ``release``:
+
+1. read the spec (the scenario's ``schema``, ``transitions``, ``adversary``, ``attacks``, ``expect``,
+   ``targets``, plus ``publisher: {publisher: NAME, params...}`` and ``snapshot: {separator}``) and take the
+   ledger's lock (:class:`~multirelease.ledger.Ledger`); finish a release whose transaction committed but whose
+   file was not renamed yet (a kill between the two);
+2. read SNAPSHOT (the raw table with its identifier column); insertions, deletions and updates are derived by
+   identifier against the last snapshot the ledger holds;
+3. **the gate**: :func:`multirelease.pipeline.ledger_plan` and :func:`~multirelease.pipeline.run_scenario` -
+   the same build -> attack -> judge as ``run`` and ``certify`` - over every release the ledger holds (read as
+   published, with the snapshot behind each) plus the new one, published by the spec's publisher from the
+   ledger's state (publishers refuse a release that breaks their own check: exit 2), judged on the spec's
+   requirements and the publisher's declared guarantee;
+4. PASS: the release (and its counterfeit statistics) is written to a temporary file beside FILE and synced,
+   the ledger records the release in one transaction (its copy of the file, the file's SHA-256, snapshot,
+   truth, state), then the file is renamed into place and the folder synced.  FAIL / UNKNOWN / ``--dry-run``:
+   nothing is written and the ledger's bytes are unchanged.
+
+kill -9 at any moment loses nothing: before the commit nothing was recorded (the re-run starts over, with the
+same secret-seeded choices); after it, the next call renames the synced temporary file (or rewrites the file
+from the ledger's copy), and a re-run with the same SNAPSHOT and FILE finds the release already recorded.
+The publishers' random choices are seeded from the ledger's secret, never from the spec.  The environment
+variable ``MULTIRELEASE_FAULT_POINT`` names a point of this procedure where the process kills itself with
+SIGKILL (or waits, :func:`_point`): it is set only by the tests (tests/test_ledger.py).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hmac
+import hashlib
+import io
+import json
+import os
+import signal
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .errors import InputError
+from .ledger import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
+from .scenario import load_yaml
+from .schema import Schema
+from .table import Table, read_table
+
+__all__ = ["make_release", "Outcome", "load_spec", "history_lines", "verify_ledger", "ledger_certify_plan",
+           "SPEC_KEYS", "FAULT_ENV"]
+
+SPEC_KEYS = ("name", "description", "schema", "transitions", "adversary", "attacks", "expect", "targets",
+             "publisher", "snapshot")
+FAULT_ENV = "MULTIRELEASE_FAULT_POINT"
+
+
+def _point(name: str) -> None:
+    """A moment of :func:`make_release` the fault test can kill the process at (or, with
+    ``MULTIRELEASE_FAULT_WAIT=<file>``, hold it at until that file exists: the concurrency test)."""
+    if os.environ.get(FAULT_ENV) != name:
+        return
+    wait = os.environ.get("MULTIRELEASE_FAULT_WAIT")
+    if not wait:
+        os.kill(os.getpid(), signal.SIGKILL)
+    while not os.path.exists(wait):
+        time.sleep(0.02)
+
+
+@dataclass
+class Outcome:
+    """One ``release`` call: the pipeline's run (None when the release was already recorded), the release
+    number, the verdict, the exit code and the files written."""
+
+    run: Any
+    n: int
+    verdict: str
+    exit_code: int
+    message: str
+    files: list = field(default_factory=list)
+    changes: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------- spec and snapshot
+def load_spec(path: str | Path) -> tuple[dict, Path, Schema, str]:
+    """The spec document, its folder, its schema (with an identifier attribute) and the snapshot separator."""
+    doc, base = load_yaml(path)
+    source = str(path)
+    for key in doc:
+        if key not in SPEC_KEYS:
+            raise InputError(f"unknown top-level key '{key}' (known: {', '.join(SPEC_KEYS)})", file=source,
+                             key=str(key))
+    for key in ("schema", "publisher"):
+        if key not in doc:
+            raise InputError(f"missing key '{key}'", file=source, key=key)
+    pub = doc["publisher"]
+    if not isinstance(pub, Mapping) or not isinstance(pub.get("publisher"), str):
+        raise InputError("must be {publisher: NAME, params...}", file=source, key="publisher")
+    if "database" in pub:
+        raise InputError("a ledger keeps the publisher's database itself: remove 'database'", file=source,
+                         key="publisher.database")
+    schema = Schema.from_mapping(doc["schema"], base=base, source=source)
+    if schema.identifier is None:
+        raise InputError("a ledger follows records by identifier: give one attribute role: identifier",
+                         file=source, key="schema")
+    snap = doc.get("snapshot") or {}
+    if not isinstance(snap, Mapping) or set(snap) - {"separator"}:
+        raise InputError("must be {separator: ','}", file=source, key="snapshot")
+    return dict(doc), base, schema, str(snap.get("separator", ","))
+
+
+def read_snapshot(schema: Schema, path: str | Path, separator: str) -> Table:
+    p = Path(path).resolve()
+    if not p.is_file():
+        raise InputError("snapshot file not found", file=str(path), key="SNAPSHOT")
+    return read_table(schema, {"file": str(p), "separator": separator}, base=p.parent, source=str(path),
+                      key="SNAPSHOT")
+
+
+def derive_changes(old: Table | None, new: Table) -> dict[str, int]:
+    """Insertions, deletions and updates (a record whose values differ) by identifier."""
+    if old is None:
+        return {"inserted": len(new), "deleted": 0, "updated": 0}
+    a, b = old.frame, new.frame
+    common = a.index.intersection(b.index)
+    cols = [c for c in b.columns if c in a.columns]
+    diff = (a.loc[common, cols].astype(str).to_numpy() != b.loc[common, cols].astype(str).to_numpy()).any(axis=1)
+    return {"inserted": int(len(b.index.difference(a.index))), "deleted": int(len(a.index.difference(b.index))),
+            "updated": int(diff.sum())}
+
+
+# ---------------------------------------------------------------------- files
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(f".{path.name}.partial")
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (0644: a release is public) and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.fchmod(fd, 0o644)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _install(path: Path, data: bytes) -> None:
+    """``path`` atomically: temporary file beside it, fsync, rename, fsync the folder."""
+    tmp = _partial(path)
+    _write_synced(tmp, data)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def counterfeits_path(out: Path) -> Path:
+    """Where the counterfeit statistics of ``out`` go (``certify`` reads ``counterfeits_<i>.csv`` beside
+    ``release_<i>.csv``)."""
+    name = out.name
+    return out.with_name(name.replace("release_", "counterfeits_", 1) if name.startswith("release_")
+                         else f"counterfeits_{name}")
+
+
+def _recover(led: Ledger, history: Sequence[LedgerRelease]) -> None:
+    """Finish what a killed call left: the last release's files (committed, not yet renamed) and the BPG
+    databases no recorded release refers to."""
+    keep: set[str] = set()
+    if history:
+        last = history[-1]
+        blobs = None
+        for file, key in ((last.file, "release_csv"), (last.counterfeits_file, "counterfeits_csv")):
+            if file and not Path(file).exists() and _partial(Path(file)).exists():
+                blobs = blobs or led.blobs(last.n)
+                _install(Path(file), blobs[key])
+        if last.publisher == "bpg":
+            keep.add(str(led.state(last.n).get("database")))
+    for p in led.dir.glob("bpg_*.db*"):
+        if p.name.split(".db")[0] + ".db" not in keep:
+            p.unlink()
+
+
+# ---------------------------------------------------------------------- BPG's own database
+def _bpg_prepare(led: Ledger, n: int, doc: dict, state: dict | None) -> tuple[dict, dict | None, Path]:
+    """BPG keeps its state in its own SQLite database (:mod:`publishers.bpg_store`): release ``n`` is made in
+    ``bpg_<n>.db`` in the ledger folder, a copy of ``bpg_<n-1>.db`` (SQLite's backup), so that a gate that
+    fails leaves the recorded database as it was; the ledger's state names the file of its release."""
+    work = led.dir / f"bpg_{n}.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{work}{suffix}").unlink(missing_ok=True)
+    if state is None:
+        pub = dict(doc["publisher"], database=str(work))
+        return {**doc, "publisher": pub}, None, work
+    src = sqlite3.connect(str(led.dir / state["database"]))
+    dst = sqlite3.connect(str(work))
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+    return doc, {**state, "database": str(work)}, work
+
+
+def _bpg_close(work: Path, keep: bool) -> None:
+    from publishers.bpg_store import clear_cache
+
+    clear_cache()
+    if not keep:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{work}{suffix}").unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------- release
+def _seed(secret: bytes) -> int:
+    return int.from_bytes(hmac.new(secret, b"publisher seed", hashlib.sha256).digest(), "big")
+
+
+def make_release(spec_path: str | Path, snapshot: str | Path | Table, ledger_dir: str | Path, out: str | Path, *,
+                 dry_run: bool = False, amend: str | None = None,
+                 progress: Callable[[str, int, int], None] | None = None) -> Outcome:
+    """One call of ``multirelease release`` (module docstring).  Bad input raises :class:`InputError`."""
+    old_umask = os.umask(0o077)
+    try:
+        return _make_release(Path(spec_path), snapshot, Path(ledger_dir), Path(out).resolve(), dry_run, amend,
+                             progress)
+    finally:
+        os.umask(old_umask)
+
+
+def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_run: bool, amend: str | None,
+                  progress) -> Outcome:
+    from . import pipeline
+
+    doc, base, schema, sep = load_spec(spec_path)
+    if out.is_dir():
+        raise InputError("is a directory, not a file", file=str(out), key="--out")
+    if not out.parent.is_dir():
+        raise InputError("folder does not exist", file=str(out.parent), key="--out")
+    if amend is not None and not amend.strip():
+        raise InputError("give the reason of the amendment", key="--amend")
+    _point("start")
+    led = Ledger(ledger_dir, write=True)
+    recorded = False
+    try:
+        _point("locked")
+        history = led.history()
+        _recover(led, history)
+        table = snapshot if isinstance(snapshot, Table) else read_snapshot(schema, snapshot, sep)
+        secret = led.secret()
+        snap_bytes = table_bytes(table)
+        mac = keyed_digest(secret, snap_bytes)
+        last = history[-1] if history else None
+        n = len(history) + 1
+        if last is not None and last.snapshot_mac == mac and last.file == str(out):
+            return Outcome(None, last.n, "pass", 0, f"release {last.n} of this snapshot is already in the ledger "
+                           f"({out})", [out])
+        if out.exists():
+            raise InputError("exists: the ledger never overwrites a file", file=str(out), key="--out")
+        if last is not None and amend is None and spec_fingerprint(json.loads(last.spec)) != spec_fingerprint(doc):
+            raise InputError("the schema or publisher differs from the ledger's (give --amend REASON to change it)",
+                             file=str(spec_path))
+        _point("read")
+        earlier = [led.release(r.n, schema) for r in history]
+        changes = derive_changes(earlier[-1][1] if earlier else None, table)
+        name = doc["publisher"]["publisher"]
+        state = led.state(last.n) if last is not None and last.publisher == name else None
+        plan_doc, work = doc, None
+        if name == "bpg":
+            plan_doc, state, work = _bpg_prepare(led, n, doc, state)
+        try:
+            sc = pipeline.ledger_plan(plan_doc, path=spec_path, base=base, earlier=earlier, snapshot=table,
+                                      seed=_seed(secret))
+            _point("planned")
+            run = pipeline.run_scenario(sc, progress, states={name: state} if state is not None else None)
+            _point("gated")
+            verdict = run.verdict
+            if verdict == "none":
+                raise InputError("nothing to certify: the spec states no requirement and the publisher declares "
+                                 "no guarantee", file=str(spec_path), key="expect")
+            if verdict != "pass" or dry_run:
+                word = "would be written" if verdict == "pass" else "not written"
+                return Outcome(run, n, verdict, run.exit_code, f"release {n}: {verdict.upper()}, {out} {word}",
+                               changes=changes)
+            release, truth = run.sequence.releases[-1], run.sequence.truths[-1]
+            new_state = dict(run.states[-1])
+            if work is not None:
+                new_state["database"] = work.name
+                _bpg_close(work, keep=True)
+            release_csv = release.to_frame().to_csv(index=False).encode("utf-8")
+            cf_csv, cf_out = None, None
+            if release.counterfeits:
+                buf = io.StringIO()
+                cf = release.counterfeits
+                buf.write("group,counterfeits\n" + "".join(f"{g},{c}\n" for g, c in cf.items()))
+                cf_csv, cf_out = buf.getvalue().encode("utf-8"), counterfeits_path(out)
+                if cf_out.exists():
+                    raise InputError("exists: the ledger never overwrites a file", file=str(cf_out), key="--out")
+            _write_synced(_partial(out), release_csv)
+            if cf_csv is not None:
+                _write_synced(_partial(cf_out), cf_csv)
+            _point("written")
+            row = LedgerRelease(n=n, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                                snapshot_rows=len(table), records=len(release), publisher=name, verdict="PASS",
+                                file=str(out), sha256=hashlib.sha256(release_csv).hexdigest(),
+                                counterfeits_file=None if cf_out is None else str(cf_out),
+                                counterfeits_sha256=None if cf_csv is None else hashlib.sha256(cf_csv).hexdigest(),
+                                spec=json.dumps(doc, sort_keys=True, default=str), spec_path=str(spec_path.resolve()),
+                                amend=amend, snapshot_mac=mac, **changes)
+            led.begin(secret)
+            led.record(row, release_csv=release_csv, counterfeits_csv=cf_csv, snapshot=snap_bytes, truth=truth,
+                       state=new_state)
+            _point("recorded")
+            led.commit()
+            recorded = True
+            _point("committed")
+            os.replace(_partial(out), out)
+            if cf_out is not None:
+                os.replace(_partial(cf_out), cf_out)
+            _point("renamed")
+            _fsync_dir(out.parent)
+            if work is not None and last is not None and last.publisher == "bpg":
+                _recover(led, led.history())  # the previous release's database is no longer referred to
+            _point("done")
+            files = [out] + ([cf_out] if cf_out is not None else [])
+            return Outcome(run, n, "pass", 0, f"release {n}: PASS, wrote {out} (sha256 {row.sha256})", files,
+                           changes)
+        finally:
+            if work is not None and not recorded:
+                _bpg_close(work, keep=False)
+            if not recorded:
+                led.rollback()
+    finally:
+        if not recorded and not led.history():
+            led.discard_new_folder()
+        led.close()
+
+
+# ---------------------------------------------------------------------- history, verify, certify --ledger
+def history_lines(ledger_dir: str | Path) -> list[str]:
+    """``multirelease ledger DIR``: one line per release."""
+    with Ledger(ledger_dir, write=False) as led:
+        out = []
+        for r in led.history():
+            line = (f"{r.n}  {r.created}  snapshot {r.snapshot_rows:,} rows  published {r.records:,}  "
+                    f"{r.publisher}  {r.verdict}  sha256 {r.sha256}")
+            if r.amend:
+                line += f"  amended: {r.amend}"
+            out.append(line)
+        return out
+
+
+def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | None = None,
+                        spec_path: str | Path | None = None):
+    """The plan certifying release files against the ledger's truth: file ``i`` with the snapshot behind the
+    ledger's release ``i``; the spec given (``certify SPEC FILES --ledger DIR``), else the one the last release
+    was made with.  ``files`` None: the files the ledger recorded.  Returns ``(plan, problems)``, problems
+    being the recorded files that are missing or whose SHA-256 changed."""
+    from . import pipeline
+    from .release import read_release_csv
+
+    with Ledger(ledger_dir, write=False) as led:
+        history = led.history()
+        if not history:
+            raise InputError("the ledger holds no release", file=str(ledger_dir))
+        last_doc = json.loads(history[-1].spec)
+        if spec_path is None:
+            path = Path(history[-1].spec_path)
+            doc, base = last_doc, path.parent
+        else:
+            path = Path(spec_path)
+            raw, base = load_yaml(path)
+            doc = {k: v for k, v in raw.items() if k in SPEC_KEYS}
+            doc.setdefault("publisher", last_doc["publisher"])
+            doc.setdefault("schema", last_doc["schema"])
+        schema = Schema.from_mapping(doc["schema"], base=base, source=str(path))
+        problems, earlier = [], []
+        recorded = files is None
+        files = [r.file for r in history] if files is None else list(files)
+        if len(files) > len(history):
+            raise InputError(f"{len(files)} files but the ledger holds {len(history)} releases", key="--ledger")
+        for i, f in enumerate(files, 1):
+            r = history[i - 1]
+            p = Path(f)
+            digest = sha256_file(p)
+            if recorded and digest is None:
+                problems.append(f"release {i}: {p} is missing")
+                continue
+            if recorded and digest != r.sha256:
+                problems.append(f"release {i}: {p} changed (sha256 {digest}, recorded {r.sha256})")
+            cf = r.counterfeits_file if recorded else None
+            if not recorded and p.name.startswith("release_") and counterfeits_path(p).is_file():
+                cf = str(counterfeits_path(p))
+            if cf is not None and recorded and sha256_file(cf) != r.counterfeits_sha256:
+                problems.append(f"release {i}: {cf} changed or missing")
+                cf = cf if Path(cf).is_file() else None
+            release = read_release_csv(p, schema, counterfeits=cf)
+            earlier.append((release, led.release(i, schema)[1]))
+    if problems and len(earlier) < len(files):
+        return None, problems
+    return pipeline.ledger_plan(doc, path=path, base=base, earlier=earlier, snapshot=None), problems
+
+
+def verify_ledger(ledger_dir: str | Path, progress=None):
+    """``ledger DIR --verify``: the recorded files re-certified with the ledger's snapshots and last spec.
+    Returns ``(run or None, problems)``."""
+    from . import pipeline
+
+    sc, problems = ledger_certify_plan(ledger_dir)
+    if sc is None:
+        return None, problems
+    return pipeline.run_scenario(sc, progress), problems
