@@ -99,7 +99,9 @@ class MDistinct(PublisherBase):
               "intersect_limit": Interval(int, 0, None)}
     required = ("m",)
     defaults = {"star": False, "uid": False, "intersect_limit": 150}
-    guarantee = "m_distinct"
+    #: the requirement lines certification judges (:meth:`PublisherBase.guarantee_requirements`); the publisher
+    #: itself checks each release as :attr:`guarantee_checks` lists, on the last two releases
+    guarantee = ("update_graph.vulnerable_values == 0", ("intersection.violations == 0", "uid"))
     #: how the guarantee is checked (see :attr:`publishers.m_invariance.MInvariance.guarantee_checks`)
     guarantee_checks = (
         ("m_unique", "definition", "every QI-group has >= m rows with distinct values (Definition 15 (1))"),
