@@ -265,8 +265,10 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
     scenario.steps = steps
     scenario.seed = seed
     params = {k: v for k, v in pub.items() if k not in ("publisher", "attributes")}
-    guarantee = PUBLISHERS[name](_file=source, _key="publisher", **params).guarantee_requirements()
-    return plan(scenario, requires=guarantee)
+    claims = PUBLISHERS[name](_file=source, _key="publisher", **params)
+    if len(steps) == 1 and getattr(claims, "guarantee_first", None):  # what a first release claims (bcf)
+        claims.guarantee = claims.guarantee_first
+    return plan(scenario, requires=claims.guarantee_requirements())
 
 
 def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:

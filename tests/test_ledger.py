@@ -1,0 +1,302 @@
+"""The release ledger (issue 14): ``release`` one month at a time, the gate, the lock, the permissions, and
+what the release folder and the ledger's published hashes must never hold."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from multirelease.cli import main
+from multirelease.ledger import DB_NAME, Ledger
+
+DISEASES = ["flu", "cold", "cancer", "hiv", "asthma", "gastritis"]
+COUNTRIES = ["UK", "France", "Spain", "US", "Canada", "Mexico"]
+SPEC = """\
+schema:
+  attributes:
+    id: identifier
+    age: {{role: quasi, hierarchy: {{numeric: {{min: 20, max: 59, bands: [5, 10, 20]}}}}}}
+    country: {{role: quasi, hierarchy: {{Europe: [UK, France, Spain], America: [US, Canada, Mexico]}}}}
+    disease: {{role: sensitive}}
+publisher: {{publisher: {publisher}}}
+adversary: {{quasi_identifiers: all, presence: true{sensitive}}}
+{transitions}attacks:
+{attacks}expect:
+{expect}"""
+M_INVARIANCE = dict(publisher="m_invariance, m: 2", sensitive=", sensitive: transitions",
+                    transitions="transitions: {diameter: 2, shape: window, values: [flu, cold, cancer, hiv, asthma, "
+                                "gastritis]}\n",
+                    attacks="  - linking: {l: 2}\n  - update_graph: {linkage: population}\n",
+                    expect="  - linking.l_distinct >= 2\n")
+
+
+def write_spec(folder: Path, name: str = "spec.yaml", **changes) -> Path:
+    fields = {**M_INVARIANCE, **changes}
+    path = folder / name
+    path.write_text(SPEC.format(**fields), encoding="utf-8")
+    return path
+
+
+def write_snapshots(folder: Path, months: int = 3, n: int = 120, leave: int = 10, arrive: int = 15,
+                    update: int = 5, seed: int = 0) -> list[Path]:
+    """Monthly snapshots of a small table: ``leave`` records leave, ``arrive`` arrive and ``update`` change
+    their disease each month; identifiers look like nothing a release can contain (``idx00012q``)."""
+    rng = np.random.default_rng(seed)
+    rows: dict[str, dict] = {}
+    next_id = 1
+
+    def person():
+        return {"age": int(rng.integers(20, 60)), "country": COUNTRIES[rng.integers(6)],
+                "disease": DISEASES[rng.integers(6)]}
+
+    for _ in range(n):
+        rows[f"idx{next_id:05d}q"] = person()
+        next_id += 1
+    paths = []
+    for month in range(1, months + 1):
+        if month > 1:
+            for rid in rng.choice(sorted(rows), leave, replace=False):
+                del rows[rid]
+            for rid in rng.choice(sorted(rows), update, replace=False):
+                rows[rid] = {**rows[rid], "disease": DISEASES[rng.integers(6)]}
+            for _ in range(arrive):
+                rows[f"idx{next_id:05d}q"] = person()
+                next_id += 1
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame.index.name = "id"
+        path = folder / f"snapshot_{month}.csv"
+        frame.to_csv(path)
+        paths.append(path)
+    return paths
+
+
+def release(spec: Path, snapshot: Path, ledger: Path, out: Path, *extra: str) -> int:
+    return main(["release", str(spec), str(snapshot), "--ledger", str(ledger), "--out", str(out), "-q", *extra])
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())} if folder.exists() else {}
+
+
+@pytest.fixture()
+def three(tmp_path):
+    """Three monthly releases of m-invariance through the ledger, one call at a time."""
+    spec = write_spec(tmp_path)
+    snaps = write_snapshots(tmp_path)
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    codes = [release(spec, s, ledger, rel / f"release_{i}.csv") for i, s in enumerate(snaps, 1)]
+    return spec, snaps, ledger, rel, codes
+
+
+def test_three_months_pass_listed_and_certified(three, capsys):
+    spec, snaps, ledger, rel, codes = three
+    assert codes == [0, 0, 0]
+    capsys.readouterr()
+    assert main(["ledger", str(ledger)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 3 and all(" PASS " in line for line in lines)
+    sizes = [len(pd.read_csv(s)) for s in snaps]
+    for i, line in enumerate(lines, 1):
+        assert line.startswith(f"{i} ") and f"snapshot {sizes[i - 1]:,} rows" in line
+        digest = hashlib.sha256((rel / f"release_{i}.csv").read_bytes()).hexdigest()
+        assert digest in line
+    files = [str(rel / f"release_{i}.csv") for i in (1, 2, 3)]
+    # certify the three files against the ledger's truth: the verdict and the figures of the gate
+    gate = rel.parent / "gate.json"
+    assert main(["certify", str(spec), *files, "--ledger", str(ledger), "--json", str(gate), "-q"]) == 0
+    report = json.loads(gate.read_text())
+    assert report["verdict"] == "pass" and report["targets"] == "population"
+    held = {x["expect"]: x["value"] for x in report["expectations"]}
+    assert held["update_graph.vulnerable_values == 0"] == 0 and held["linking.l_distinct >= 2"] >= 2
+    assert [r["records"] for r in report["releases"]] == [len(pd.read_csv(f)) for f in files]
+    # --verify re-certifies the recorded files; a changed file is reported and fails
+    assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
+    text = (rel / "release_2.csv").read_text()
+    (rel / "release_2.csv").write_text(text.replace("flu", "cold", 1))
+    capsys.readouterr()
+    assert main(["ledger", str(ledger), "--verify", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "release 2:" in err and "changed" in err
+    (rel / "release_3.csv").unlink()
+    assert main(["ledger", str(ledger), "--verify", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "release 3:" in err and "missing" in err
+
+
+def test_release_folder_and_hashes_hold_no_id_no_raw_hash_no_state(three):
+    spec, snaps, ledger, rel, codes = three
+    assert codes == [0, 0, 0]
+    ids, raw = set(), set()
+    for s in snaps:
+        frame = pd.read_csv(s, dtype=str)
+        ids |= set(frame["id"])
+        for _, row in frame.iterrows():
+            raw |= {str(v) for v in row}
+            raw.add(",".join(row.astype(str)))
+            raw.add(",".join(row.astype(str).iloc[1:]))
+    digests = set()
+    for v in raw:
+        b = v.encode()
+        digests |= {hashlib.sha256(b).hexdigest(), hashlib.sha1(b).hexdigest(), hashlib.md5(b).hexdigest(),
+                    f"{zlib.crc32(b):08x}", str(zlib.crc32(b))}
+    names = sorted(p.name for p in rel.iterdir())
+    assert names == ["counterfeits_2.csv", "counterfeits_3.csv", "release_1.csv", "release_2.csv",
+                     "release_3.csv"] or set(names) <= {f"{k}_{i}.csv" for k in ("release", "counterfeits")
+                                                         for i in (1, 2, 3)}
+    for p in rel.iterdir():
+        text = p.read_text()
+        cells = set(pd.read_csv(p, dtype=str).to_numpy().ravel()) | set(pd.read_csv(p, dtype=str).columns)
+        assert not any(i in text for i in ids), p.name
+        assert not cells & digests, p.name
+        columns = list(pd.read_csv(p, nrows=0).columns)
+        allowed = {"group", "age", "country", "disease", "counterfeits", "uid"}
+        assert set(columns) <= allowed, columns  # no state, map or id column
+    con = sqlite3.connect(ledger / DB_NAME)
+    published = [h for row in con.execute("SELECT sha256, counterfeits_sha256 FROM releases") for h in row if h]
+    con.close()
+    assert len(published) == 5 and not set(published) & digests
+    for h in published:  # each one is the hash of a file in the folder, nothing else
+        assert h in {hashlib.sha256(p.read_bytes()).hexdigest() for p in rel.iterdir()}
+    # no unkeyed digest of a raw value anywhere in the ledger folder (its text, its blobs decompressed)
+    with Ledger(ledger, write=False) as led:
+        texts = [json.dumps(led.meta())] + [json.dumps(r.__dict__) for r in led.history()]
+        for r in led.history():
+            texts += [b.decode() for b in led.blobs(r.n).values() if b is not None]
+    blob = "\n".join(texts)
+    assert not any(d in blob for d in digests if len(d) >= 32)
+
+
+def test_permissions(three):
+    _, _, ledger, rel, codes = three
+    assert codes == [0, 0, 0]
+    assert stat.S_IMODE(ledger.stat().st_mode) == 0o700
+    files = list(ledger.iterdir())
+    assert {p.name for p in files} >= {DB_NAME, "lock"}
+    for p in files:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p.name
+
+
+def test_unmeetable_requirement_writes_nothing_and_leaves_the_ledger(tmp_path, capsys):
+    snaps = write_snapshots(tmp_path)
+    good = write_spec(tmp_path)
+    bad = write_spec(tmp_path, "bad.yaml", expect="  - linking.k >= 1000\n")
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    # a first release that fails: no file, no ledger
+    assert release(bad, snaps[0], ledger, rel / "release_1.csv") == 1
+    err = capsys.readouterr().err
+    assert "linking.k >= 1000" in err and "failed" in err
+    assert not ledger.exists() and list(rel.iterdir()) == []
+    assert release(good, snaps[0], ledger, rel / "release_1.csv") == 0
+    before = folder_bytes(ledger)
+    assert release(bad, snaps[1], ledger, rel / "release_2.csv") == 1
+    assert folder_bytes(ledger) == before
+    assert sorted(p.name for p in rel.iterdir()) == ["release_1.csv"]
+    # --dry-run runs the gate only
+    assert release(good, snaps[1], ledger, rel / "release_2.csv", "--dry-run") == 0
+    assert folder_bytes(ledger) == before and not (rel / "release_2.csv").exists()
+
+
+def test_changed_spec_needs_amend(tmp_path, capsys):
+    snaps = write_snapshots(tmp_path)
+    spec = write_spec(tmp_path)
+    other = write_spec(tmp_path, "m3.yaml", publisher="m_invariance, m: 3")
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    assert release(spec, snaps[0], ledger, rel / "release_1.csv") == 0
+    before = folder_bytes(ledger)
+    assert release(other, snaps[1], ledger, rel / "release_2.csv") == 2
+    assert "--amend" in capsys.readouterr().err and folder_bytes(ledger) == before
+    assert release(spec, snaps[1], ledger, rel / "release_1.csv") == 2  # a file is never overwritten
+    assert "exists" in capsys.readouterr().err
+    # amended, m = 3 cannot continue groups made with m = 2: the publisher refuses (exit 2, one line)
+    assert release(other, snaps[1], ledger, rel / "release_2.csv", "--amend", "m raised to 3") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "m_invariance refuses the release" in err[0] and folder_bytes(ledger) == before
+    same = write_spec(tmp_path, "uid.yaml", publisher="m_invariance, m: 2, uid: false")
+    assert release(same, snaps[1], ledger, rel / "release_2.csv", "--amend", "uid stated") == 0
+    capsys.readouterr()
+    assert main(["ledger", str(ledger)]) == 0
+    assert "amended: uid stated" in capsys.readouterr().out
+
+
+def test_two_concurrent_releases_one_waits_out(tmp_path):
+    snaps = write_snapshots(tmp_path, months=1)
+    spec = write_spec(tmp_path)
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    go = tmp_path / "go"
+    cmd = [sys.executable, "-m", "multirelease.cli", "release", str(spec), str(snaps[0]), "--ledger", str(ledger),
+           "-q", "--out"]
+    env = {**os.environ, "MULTIRELEASE_FAULT_POINT": "locked", "MULTIRELEASE_FAULT_WAIT": str(go)}
+    first = subprocess.Popen(cmd + [str(rel / "a.csv")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not ((ledger / "lock").exists() and (ledger / "lock").read_text().strip()):
+            time.sleep(0.05)
+        second = subprocess.run(cmd + [str(rel / "b.csv")], capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].endswith(f"ledger is in use by process {first.pid}")
+    finally:
+        go.touch()
+        out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert (rel / "a.csv").exists() and not (rel / "b.csv").exists()
+
+
+PUBLISHERS = [
+    ("mondrian", "mondrian, k: 3, l: 2", "  - linking\n", "  - linking.l_distinct >= 2\n"),
+    ("tds", "tds, k: 3", "  - linking\n", "  - linking.k >= 3\n"),
+    ("bpg", "bpg, k: 3, l: 2", "  - linking\n", "  - linking.l_distinct >= 2\n"),
+    ("bcf", "bcf, k: 2", "  - linking\n", "  - linking.k >= 2\n"),
+    ("m_distinct", "m_distinct, m: 2", M_INVARIANCE["attacks"], "  - linking.l_distinct >= 2\n"),
+    ("global_guarantee", "global_guarantee, l: 2", "  - linking\n", "  - linking.l_distinct >= 2\n"),
+    ("sequential_diversity", "sequential_diversity, l: 2", "  - possible_worlds\n",
+     "  - possible_worlds.min_linkability >= 2\n"),
+]
+
+
+@pytest.mark.parametrize("name,publisher,attacks,expect", PUBLISHERS, ids=[p[0] for p in PUBLISHERS])
+def test_every_publisher_through_the_ledger(tmp_path, name, publisher, attacks, expect):
+    """Two insert-only months (bcf and sequential diversity do not support removals) for each publisher:
+    each PASS, the history lists them, --verify agrees; BPG's own database lives in the ledger folder (0600,
+    one file: the last release's)."""
+    changes = dict(publisher=publisher, attacks=attacks, expect=expect)
+    if name != "m_distinct":
+        changes.update(sensitive=", correspondence: true" if name == "bcf" else "", transitions="")
+    spec = write_spec(tmp_path, **changes)
+    small = name == "sequential_diversity"  # its own check enumerates possible worlds: a small table
+    snaps = write_snapshots(tmp_path, months=2, n=24 if small else 60, leave=0, arrive=6 if small else 12, update=0)
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    codes = []
+    for i, s in enumerate(snaps, 1):
+        before = folder_bytes(ledger)
+        codes.append(release(spec, s, ledger, rel / f"release_{i}.csv"))
+        if codes[-1] == 1:  # the gate refused: nothing written, the ledger as it was
+            assert folder_bytes(ledger) == before and not (rel / f"release_{i}.csv").exists()
+    # global_guarantee's second release fails l-linkability on this data (a new individual linked to one
+    # value, witness idx00071q; ``run`` of the same two snapshots fails the same way): the gate stops it
+    assert codes == ([0, 1] if name == "global_guarantee" else [0, 0])
+    assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
+    with Ledger(ledger, write=False) as led:
+        assert [r.verdict for r in led.history()] == ["PASS"] * codes.count(0)
+    extra = sorted(p.name for p in ledger.iterdir() if p.name not in (DB_NAME, "lock"))
+    if name == "bpg":
+        assert extra == ["bpg_2.db"]  # the previous release's database is removed once release 2 is recorded
+        assert stat.S_IMODE((ledger / "bpg_2.db").stat().st_mode) == 0o600
+    else:
+        assert extra == []
