@@ -1,0 +1,161 @@
+"""Benchmarks of issue 14 (the release ledger), one JSON line per figure.
+
+* ``done_when`` - 10,000 Adult rows, three months (each month 1,000 leave, 2,000 arrive, 300 occupations change
+  within the public update model's candidate sets), m-invariance (m = 4) through the ledger one call at a
+  time: each call's verdict and seconds, the ledger's history lines, ``ledger --verify``'s verdict and whether
+  any identifier of any snapshot appears in the folder of releases;
+* ``stream`` - 30,000 Adult rows, twelve months of 10% churn (3,000 leave, 3,000 arrive, the arrivals new
+  people under fresh ids with the values of random Adult records: the file holds only 30,162 records), for
+  m-invariance (m = 4) and BPG (k = l = 10, Barbosa et al. section 7): seconds of every call (gate included:
+  the whole sequence is attacked again every month), seconds of the publisher alone (``publish_seconds``) and
+  month 12 / month 1 of both (target: 1.5 or less).
+
+Adult is read in place (``/work/shared/data/adult/adult.csv``, never copied); the snapshots are handed to
+:func:`multirelease.ledger_release.make_release` as tables (the CLI reads the same from a file); the ledgers
+and releases go to a temporary folder removed at the end.  Usage::
+
+    nice .venv/bin/python benchmarks/bench_ledger.py [--only done_when|m_invariance|bpg] [--months 12]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from multirelease.ledger_release import history_lines, load_spec, make_release, verify_ledger  # noqa: E402
+from multirelease.table import Table  # noqa: E402
+from multirelease.transitions import load_transitions  # noqa: E402
+
+ADULT = Path("/work/shared/data/adult/adult.csv")
+H = ADULT.parent
+M_SPEC = f"""\
+schema:
+  attributes:
+    id: identifier
+    sex: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_sex.csv}}}}
+    age: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_age.csv}}}}
+    race: {{role: insensitive}}
+    marital-status: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_marital-status.csv}}}}
+    education: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_education.csv}}}}
+    native-country: {{role: insensitive}}
+    workclass: {{role: insensitive}}
+    occupation: {{role: sensitive, hierarchy: {{file: {H}/adult_hierarchy_occupation.csv}}}}
+    salary-class: {{role: insensitive}}
+transitions: {{diameter: 5, shape: window}}
+publisher: {{publisher: m_invariance, m: 4, attributes: [sex, age, marital-status, education, occupation]}}
+adversary: {{quasi_identifiers: all, presence: true, sensitive: transitions}}
+attacks:
+  - linking: {{l: 4}}
+  - update_graph: {{linkage: population}}
+expect:
+  - linking.l_distinct >= 4
+  - update_graph.inconsistent == 0
+"""
+BPG_SPEC = "\n".join(
+    ["schema:", "  attributes:", "    id: identifier"]
+    + [f"    {a}: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_{a}.csv}}}}" for a in
+       ("sex", "age", "race", "marital-status", "education", "native-country", "workclass")]
+    + [f"    occupation: {{role: sensitive, hierarchy: {{file: {H}/adult_hierarchy_occupation.csv}}}}",
+       f"    salary-class: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_salary-class.csv}}}}",
+       "publisher: {publisher: bpg, k: 10, l: 10}",
+       "adversary: {presence: true, record_tracking: true}",
+       "attacks:", "  - intersection: {k: 10, l: 10}", ""])
+
+
+def adult() -> pd.DataFrame:
+    frame = pd.read_csv(ADULT, sep=";", dtype=str, keep_default_na=False, skipinitialspace=True)
+    frame.columns = [c.strip() for c in frame.columns]
+    return frame
+
+
+def stream(data: pd.DataFrame, months: int, initial: int, leave: int, arrive: int, change: int,
+           rng: np.random.Generator, model=None):
+    """Monthly snapshots (frames indexed by fresh ids): ``leave`` present records leave, ``arrive`` new people
+    arrive with the values of random Adult records, ``change`` staying records redraw their occupation from
+    the public update model."""
+    take = rng.choice(len(data), initial, replace=False)
+    frame = data.iloc[take].copy()
+    frame.index = pd.Index([f"p{i:06d}" for i in range(initial)], name="id")
+    next_id = initial
+    for month in range(1, months + 1):
+        if month > 1:
+            frame = frame.drop(index=rng.choice(frame.index.to_numpy(), leave, replace=False))
+            if change:
+                who = rng.choice(frame.index.to_numpy(), change, replace=False)
+                now = model.indices(frame.loc[who, "occupation"].to_numpy())
+                frame.loc[who, "occupation"] = np.asarray(model.values, dtype=object)[model.sample(now, rng)]
+            new = data.iloc[rng.choice(len(data), arrive, replace=True)].copy()
+            new.index = pd.Index([f"p{i:06d}" for i in range(next_id, next_id + arrive)], name="id")
+            next_id += arrive
+            frame = pd.concat([frame, new])
+        yield month, frame
+
+
+def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int, arrive: int, change: int,
+               seed: int, folder: Path) -> dict:
+    spec = folder / f"{label}.yaml"
+    spec.write_text(spec_text, encoding="utf-8")
+    doc, base, schema, _ = load_spec(spec)
+    model = load_transitions(doc.get("transitions"), schema) if change else None
+    ledger, rel = folder / f"{label}_ledger", folder / f"{label}_releases"
+    rel.mkdir()
+    rng = np.random.default_rng(seed)
+    seconds, publish, verdicts, ids = [], [], [], set()
+    for month, frame in stream(adult(), months, initial, leave, arrive, change, rng, model):
+        ids |= set(frame.index)
+        table = Table.from_frame(schema, frame.reset_index())
+        t0 = time.perf_counter()
+        outcome = make_release(spec, table, ledger, rel / f"release_{month}.csv")
+        seconds.append(round(time.perf_counter() - t0, 2))
+        verdicts.append(outcome.verdict)
+        publish.append(round(outcome.run.timings.get(f"release {month}", float("nan")), 2) if outcome.run else None)
+        print(json.dumps({"bench": label, "month": month, "rows": len(frame), "seconds": seconds[-1],
+                          "verdict": outcome.verdict, "exit": outcome.exit_code,
+                          "gate": {k: round(v, 2) for k, v in (outcome.run.timings if outcome.run else {}).items()}}),
+              flush=True)
+        if outcome.exit_code != 0:
+            break
+    text = "".join(p.read_text() for p in rel.iterdir())
+    tokens = set(text.replace("\n", ",").split(","))
+    return {"seconds": seconds, "publish": publish, "verdicts": verdicts, "ledger": ledger, "ids_in_releases": len(ids & tokens)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=("done_when", "m_invariance", "bpg"))
+    ap.add_argument("--months", type=int, default=12)
+    ap.add_argument("--rows", type=int, default=30000)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-ledger-") as tmp:
+        folder = Path(tmp)
+        if args.only in (None, "done_when"):
+            out = run_stream("done_when", M_SPEC, 3, 10000, 1000, 2000, 300, 14, folder)
+            run, problems = verify_ledger(out["ledger"])
+            print(json.dumps({"bench": "done_when", "seconds": out["seconds"], "verdicts": out["verdicts"],
+                              "history": history_lines(out["ledger"]), "verify": run.verdict if run else None,
+                              "verify_problems": problems, "ids_in_releases": out["ids_in_releases"]}), flush=True)
+        for label, spec in (("m_invariance", M_SPEC), ("bpg", BPG_SPEC)):
+            if args.only not in (None, label):
+                continue
+            churn = args.rows // 10
+            out = run_stream(label, spec, args.months, args.rows, churn, churn, 0, 15, folder)
+            s = out["seconds"]
+            p = out["publish"]
+            print(json.dumps({"bench": f"stream_{label}", "rows": args.rows, "months": len(s), "seconds": s,
+                              "publish_seconds": p, "verdicts": out["verdicts"],
+                              "month_last_over_first": round(s[-1] / s[0], 2),
+                              "publish_last_over_first": round(p[-1] / p[0], 2),
+                              "target": 1.5, "ids_in_releases": out["ids_in_releases"]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
