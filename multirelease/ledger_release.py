@@ -219,6 +219,26 @@ def _bpg_close(work: Path, keep: bool) -> None:
             Path(f"{work}{suffix}").unlink(missing_ok=True)
 
 
+# ---------------------------------------------------------------------- states as stored
+def _state_to_store(name: str, state: Mapping) -> dict:
+    """The state the ledger stores: bcf's state carries a 32-bit unkeyed hash of every record's raw values
+    (``records.crc``, to check that no published record changed, Fung et al.'s ``D1 ⊆ D1 ∪ D2``); the ledger
+    holds the snapshot itself, so it stores none and remakes them when the state is read
+    (:func:`_state_from_store`)."""
+    state = dict(state)
+    if name == "bcf" and isinstance(state.get("records"), Mapping):
+        state["records"] = "ledger"
+    return state
+
+
+def _state_from_store(name: str, state: dict, snapshot: Table) -> dict:
+    if name == "bcf" and state.get("records") == "ledger":
+        from publishers.bcf_state import record_digests
+
+        state = {**state, "records": record_digests(snapshot, state.get("quasi", []), state.get("sensitive", []))}
+    return state
+
+
 # ---------------------------------------------------------------------- release
 def _seed(secret: bytes) -> int:
     return int.from_bytes(hmac.new(secret, b"publisher seed", hashlib.sha256).digest(), "big")
@@ -245,6 +265,8 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         raise InputError("is a directory, not a file", file=str(out), key="--out")
     if not out.parent.is_dir():
         raise InputError("folder does not exist", file=str(out.parent), key="--out")
+    if ledger_dir.resolve() in (out.parent, *out.parent.parents):
+        raise InputError("a release is public: write it outside the ledger folder", file=str(out), key="--out")
     if amend is not None and not amend.strip():
         raise InputError("give the reason of the amendment", key="--amend")
     _point("start")
@@ -272,7 +294,9 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         earlier = [led.release(r.n, schema) for r in history]
         changes = derive_changes(earlier[-1][1] if earlier else None, table)
         name = doc["publisher"]["publisher"]
-        state = led.state(last.n) if last is not None and last.publisher == name else None
+        state = None
+        if last is not None and last.publisher == name:
+            state = _state_from_store(name, led.state(last.n), earlier[-1][1])
         plan_doc, work = doc, None
         if name == "bpg":
             plan_doc, state, work = _bpg_prepare(led, n, doc, state)
@@ -291,7 +315,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                 return Outcome(run, n, verdict, run.exit_code, f"release {n}: {verdict.upper()}, {out} {word}",
                                changes=changes)
             release, truth = run.sequence.releases[-1], run.sequence.truths[-1]
-            new_state = dict(run.states[-1])
+            new_state = _state_to_store(name, run.states[-1])
             if work is not None:
                 new_state["database"] = work.name
                 _bpg_close(work, keep=True)

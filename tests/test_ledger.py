@@ -221,6 +221,8 @@ def test_changed_spec_needs_amend(tmp_path, capsys):
     assert "--amend" in capsys.readouterr().err and folder_bytes(ledger) == before
     assert release(spec, snaps[1], ledger, rel / "release_1.csv") == 2  # a file is never overwritten
     assert "exists" in capsys.readouterr().err
+    assert release(spec, snaps[1], ledger, ledger / "release_2.csv") == 2  # nor written into the ledger
+    assert "outside the ledger folder" in capsys.readouterr().err and folder_bytes(ledger) == before
     # amended, m = 3 cannot continue groups made with m = 2: the publisher refuses (exit 2, one line)
     assert release(other, snaps[1], ledger, rel / "release_2.csv", "--amend", "m raised to 3") == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -294,9 +296,28 @@ def test_every_publisher_through_the_ledger(tmp_path, name, publisher, attacks, 
     assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
     with Ledger(ledger, write=False) as led:
         assert [r.verdict for r in led.history()] == ["PASS"] * codes.count(0)
+        states = [json.loads(led.blobs(r.n)["state"]) for r in led.history()]
+    if name == "bcf":  # its row hashes of raw values are remade from the ledger's snapshot, never stored
+        assert states and all(s["records"] == "ledger" for s in states)
     extra = sorted(p.name for p in ledger.iterdir() if p.name not in (DB_NAME, "lock"))
     if name == "bpg":
         assert extra == ["bpg_2.db"]  # the previous release's database is removed once release 2 is recorded
         assert stat.S_IMODE((ledger / "bpg_2.db").stat().st_mode) == 0o600
     else:
         assert extra == []
+
+
+def test_bcf_growth_check_from_the_ledger_snapshot(tmp_path, capsys):
+    """bcf refuses a month in which a published record changed its values (Fung et al.: D1 ⊆ D1 ∪ D2): the
+    check's row hashes, which the ledger does not store, are remade from the ledger's snapshot."""
+    spec = write_spec(tmp_path, publisher="bcf, k: 2", sensitive=", correspondence: true", transitions="",
+                      attacks="  - linking\n", expect="  - linking.k >= 2\n")
+    snaps = write_snapshots(tmp_path, months=2, n=60, leave=0, arrive=12, update=3)
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    assert release(spec, snaps[0], ledger, rel / "release_1.csv") == 0
+    before = folder_bytes(ledger)
+    capsys.readouterr()
+    assert release(spec, snaps[1], ledger, rel / "release_2.csv") == 2
+    assert "changed its values since the previous release" in capsys.readouterr().err
+    assert folder_bytes(ledger) == before
