@@ -53,7 +53,9 @@ so the joint attack finds at least as many vulnerable values.  With ``joint``, `
 joint count, ``sug_vulnerable_values`` the per-record one, ``joint_extra`` the difference, and
 ``joint_max_risk`` the eq. 2 risk on the SUGs restricted to jointly possible values; ``max_risk`` stays the
 per-record risk of eqs. 1-2.  When the solver stops early (``time_limit``) the three joint figures come
-with proven bounds (reason ``time_limit``) and ``exact`` is false; every per-record figure stays exact.
+with proven bounds (reason ``time_limit``) and ``exact`` is false; every per-record figure stays exact.  The
+joint lower bound counts only versions of components where a world was found (``stats``:
+``joint_components_without_world``): elsewhere the releases might admit no world, and no value at all.
 """
 from __future__ import annotations
 
@@ -196,7 +198,7 @@ def record_sug(links: VersionLinks, model: TransitionModel, target: int, n: int,
     for i in range(n):
         if not pres[i][0]:
             continue
-        cls = sub.pairs[i][1]
+        cls = sub.classes_of(i, 0)
         layers.append({
             "release": i + 1,
             "group": [int(links.groups[i][c]) for c in cls] if len(cls) != 1 else int(links.groups[i][cls[0]]),
@@ -352,6 +354,7 @@ class UpdateGraph(AttackBase):
         exact = True
         bounds: dict = {}
         proven: tuple = ()
+        stats: dict = {}
         if c["joint"]:
             from solver.update_worlds import joint_feasible
 
@@ -379,7 +382,9 @@ class UpdateGraph(AttackBase):
                 notes.append(f"joint attack stopped early ({jr.status}): vulnerable_values in [{low}, {high}]")
             worst["joint"] = jr.witness(links, model)
             worst["joint"]["solver"] = {"status": jr.status, "solves": jr.solves, "components": jr.components}
+            stats = {"joint_solves": jr.solves, "joint_components": jr.components,
+                     "joint_components_without_world": jr.without_world, "joint_seconds": jr.seconds}
         if progress is not None:
             progress(N + 1, N + 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(rows),
-                            bounds=bounds, notes=tuple(notes), proven=proven, reason="time_limit")
+                            bounds=bounds, notes=tuple(notes), proven=proven, reason="time_limit", stats=stats)

@@ -25,8 +25,11 @@ literal ``y[i, t, s]`` is true (a constraint enforced by a fresh assumption lite
 cannot drop constraints); every literal true in that world is possible; when no such world exists (status
 INFEASIBLE, a proof), every unknown literal is impossible.  Each round settles at least one literal, and the
 hints steer the search towards the unknown ones.  A component whose budget runs out leaves its unknown literals
-unsettled: the result is then not exact and gives bounds.  CP-SAT runs with a fixed seed and the given
-number of workers, and branches on every status (``MODEL_INVALID`` is a :class:`SolverError`).
+unsettled: the result is then not exact and gives bounds.  A component stopped before its first world
+(``without_world``) proves no version of it vulnerable, not even one the SUG pins: the releases might admit no
+world at all there (then no value is possible), so the lower bound may fall below the SUG's count.  CP-SAT
+runs with a fixed seed and the given number of workers, and branches on every status (``MODEL_INVALID`` is a
+:class:`SolverError`).
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ class JointResult:
     status: str
     solves: int = 0
     components: int = 0
+    without_world: int = 0  # components left unsettled before their first world was found (time limit)
     seconds: float = 0.0
     world: list = field(default_factory=list)  # per release, (T,) value index in one world (-1: none/absent)
     world_group: list = field(default_factory=list)  # per release, (T,) class index in that world
@@ -111,12 +115,12 @@ class JointResult:
                            "group_counterfeits": int(links.counterfeits[i][g])}}
 
 
-def _components(links, keep: np.ndarray) -> tuple[int, np.ndarray, list]:
-    """Connected components of the bipartite graph record - (release, class)."""
+def _components(links, keep: np.ndarray, pairs: list) -> tuple[int, np.ndarray, list]:
+    """Connected components of the bipartite graph record - (release, class); ``pairs`` per release."""
     T = len(links.targets)
     offsets = np.cumsum([0] + [len(c) for c in links.counts])
     rows, cols = [], []
-    for i, (t, g) in enumerate(links.pairs):
+    for i, (t, g) in enumerate(pairs):
         k = keep[t]
         rows.append(t[k])
         cols.append(T + offsets[i] + g[k])
@@ -154,12 +158,14 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
     impossible = [~sug_feasible[i].copy() for i in range(N)]
     world = [np.full(T, -1, dtype=np.int64) for _ in range(N)]
     world_group = [np.full(T, -1, dtype=np.int64) for _ in range(N)]
-    n_comp, label, _ = _components(links, consistent)
+    pairs = [links.pairs_of(i) for i in range(N)]
+    n_comp, label, _ = _components(links, consistent, pairs)
     comp_targets = [[] for _ in range(n_comp)]
     for t in np.flatnonzero(consistent):
         comp_targets[label[t]].append(t)
     steps = {}
     solves = 0
+    without_world = 0
     status_all = "OPTIMAL"
     exact = True
     order = sorted(range(n_comp), key=lambda c: len(comp_targets[c]))
@@ -171,6 +177,7 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
         if remaining <= 0:
             exact = False
             status_all = "UNKNOWN"
+            without_world += 1
             continue
         tset = np.zeros(T, dtype=bool)
         tset[targets] = True
@@ -180,7 +187,7 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
         versions: dict[int, list] = {}
         for i in range(N):
             by_group: dict[tuple, list] = {}
-            t_arr, g_arr = links.pairs[i]
+            t_arr, g_arr = pairs[i]
             sel = tset[t_arr]
             counts = links.counts[i]
             per_version: dict[int, list] = {}
@@ -234,6 +241,7 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
             if remaining <= 0:
                 exact = False
                 status_all = "UNKNOWN"
+                without_world += int(first)
                 break
             # a world in which at least one still-unknown literal holds, under an assumption that the next
             # round drops (CP-SAT cannot remove constraints): INFEASIBLE is the proof that none can hold
@@ -261,6 +269,7 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):  # UNKNOWN: out of time before a world
                 exact = False
                 status_all = "UNKNOWN"
+                without_world += int(first)
                 break
             if first:
                 for (i, t, g, s), var in x.items():
@@ -289,4 +298,5 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
                 status_all = "UNKNOWN"
     return JointResult(found=found, possible=possible, present=present, sug=[f.copy() for f in sug_feasible],
                        exact=exact, status=status_all, solves=solves, components=n_comp,
+                       without_world=without_world,
                        seconds=time.perf_counter() - t0, world=world, world_group=world_group)
