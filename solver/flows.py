@@ -38,7 +38,8 @@ one by one.  Every number returned is a proved optimum.
 
 Solvers: OR-Tools ``SimpleMinCostFlow`` and ``SimpleMaxFlow`` built from numpy arrays (int32 nodes, int64
 capacities and costs); every status other than OPTIMAL raises :class:`~multirelease.errors.SolverError`,
-an infeasible flow (no generator) raises :class:`NoGenerator`.
+an infeasible flow (no generator) raises :class:`NoGenerator`.  A generator is written out as the report's
+witness by :mod:`solver.flow_witness` (``generator_json``, re-exported here).
 """
 from __future__ import annotations
 
@@ -52,9 +53,10 @@ from scipy.sparse.csgraph import connected_components
 
 from multirelease.errors import InputError, SolverError
 
+from .flow_witness import generator_json
 from .regions import Nodes, regions_comparable
 
-__all__ = ["BuddyGraph", "NoGenerator"]
+__all__ = ["BuddyGraph", "NoGenerator", "generator_json"]  # generator_json: solver.flow_witness
 
 
 class NoGenerator(InputError):
@@ -414,111 +416,3 @@ class TwoReleaseEngine:
         g = self.graph
         return generator_json(self.nodes, releases, values, point,
                               [(np.stack([g.tail, g.head], axis=1), flow)])
-
-
-def _node_json(nd: Nodes, release, values) -> list[dict]:
-    out = []
-    attrs = release.qi_attributes
-    if release.group is None:
-        class_ids = np.arange(1, release.n_classes + 1)
-    else:
-        class_ids = np.zeros(release.n_classes, dtype=np.int64)
-        class_ids[release.classes] = release.group
-    for i in range(len(nd)):
-        qi = {}
-        for j, a in enumerate(attrs):
-            m = int(nd.masks[i, nd.mask_columns.index(j)]) if j in nd.mask_columns else 0
-            qi[a.name] = a.format_cell(int(nd.lo[i, j]), int(nd.hi[i, j]), m)
-        cls = int(nd.cls[i])
-        gid = int(class_ids[cls])
-        out.append({"id": i, "class": gid, "qi": qi, "sensitive": str(values[nd.value[i]]),
-                    "count": int(nd.count[i])})
-    return out
-
-
-def _point_in(nodes_list: Sequence[Nodes], members: Sequence[tuple[int, int]], prefer: Sequence[int]) -> list[int]:
-    """A raw point in the intersection of the regions of ``members`` ((release, node) pairs): ``prefer`` when
-    it lies inside, else the smallest leaf code of each attribute that all of them contain."""
-    q = nodes_list[0].lo.shape[1]
-    lo = np.max([nodes_list[r].lo[i] for r, i in members], axis=0)
-    hi = np.min([nodes_list[r].hi[i] for r, i in members], axis=0)
-    mcols = nodes_list[0].mask_columns
-    masks = {}
-    for jj, j in enumerate(mcols):
-        m = -1
-        for r, i in members:
-            m &= int(nodes_list[r].masks[i, jj])
-        masks[j] = m
-    inside = all(lo[j] <= prefer[j] <= hi[j] and (j not in masks or (masks[j] >> int(prefer[j])) & 1)
-                 for j in range(q))
-    if inside:
-        return [int(x) for x in prefer]
-    out = []
-    for j in range(q):
-        c = int(lo[j])
-        if j in masks:
-            while c <= hi[j] and not (masks[j] >> c) & 1:
-                c += 1
-        out.append(c)
-    return out
-
-
-def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains) -> dict:
-    """A generator as JSON: the aggregated groups of every release, and its buddy chains.
-
-    ``chains``: list of ``(members, counts)`` - ``members`` an ``(m, L)`` array of node ids of ``L``
-    consecutive releases ending with the last one (``L = n - t + 1`` for chains starting in ``R_t``), and the
-    number of records following each chain.  Every chain is instantiated at one point of the intersection of
-    its regions (the target's point when it lies inside).  Records of a release that follow no listed chain
-    are records of the last release that start their chain there (no buddy in any earlier release), each
-    instantiated anywhere in its region (``start`` lists them with counts).
-
-    ``{"nodes": {"1": [...], "2": [...]}, "buddies": [{"r1": id, "r2": id, "count": n, "at": {...},
-    "target": bool}, ...], "start": [...]}``; for more than two releases buddies are ``{"chain": {"<i>": id,
-    ...}, "timestamp": t, ...}``.
-    """
-    n = len(nodes_list)
-    out: dict = {"nodes": {str(i + 1): _node_json(nd, r, values) for i, (nd, r) in
-                           enumerate(zip(nodes_list, releases))}}
-    used = [np.zeros(len(nd), np.int64) for nd in nodes_list]
-    buddies = []
-    q_attrs = releases[0].qi_attributes
-
-    def labels(p):
-        return {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(q_attrs, p)}
-
-    for members, counts in chains:
-        members = np.asarray(members, dtype=np.int64)
-        L = members.shape[1] if members.ndim == 2 else 0
-        t = n - L + 1
-        for row, cnt in zip(members, np.asarray(counts, dtype=np.int64)):
-            if cnt <= 0:
-                continue
-            mem = [(t - 1 + x, int(row[x])) for x in range(L)]
-            p = _point_in(nodes_list, mem, point)
-            for r, i in mem:
-                used[r][i] += int(cnt)
-            entry: dict = {}
-            if n == 2 and L == 2:
-                entry = {"r1": int(row[0]), "r2": int(row[1])}
-            else:
-                entry = {"chain": {str(r + 1): i for r, i in mem}, "timestamp": t}
-            entry.update({"count": int(cnt), "at": labels(p), "at_target": [int(x) for x in p] == [int(x) for x in
-                                                                                                    point]})
-            buddies.append(entry)
-    out["buddies"] = buddies
-    start = []
-    for r, nd in enumerate(nodes_list):
-        left = nd.count - used[r]
-        if np.any(left < 0):
-            raise SolverError("witness uses more records than a group holds")
-        if r < n - 1:
-            if np.any(left):
-                raise SolverError(f"witness leaves records of release {r + 1} without buddies")
-            continue
-        for i in np.flatnonzero(left):
-            p = _point_in(nodes_list, [(r, int(i))], point)
-            start.append({"release": r + 1, "node": int(i), "count": int(left[i]), "at": labels(p),
-                          "at_target": [int(x) for x in p] == [int(x) for x in point]})
-    out["start"] = start
-    return out

@@ -1,6 +1,10 @@
 """Bad input: exit code 2, exactly one line on stderr naming the file, the key and the problem, no traceback,
 and nothing written (DESIGN.md, "CLI and exit codes").
 
+Over 500 lines because it is one contract checked on every input path (files, attributes, values, expect
+lines, parameters, hierarchies, dynamics, releases, certify, usage), each case one broken key of the same
+base scenario through the same helpers; the sections below follow the input's structure.
+
 Every case starts from ``tests/data/tiny.yaml`` (16 people, a numeric and a nested quasi-identifier, one
 sensitive attribute), breaks one thing, and runs the CLI in-process through :func:`multirelease.cli.main`;
 two cases go through a real subprocess to prove that no traceback reaches the terminal.

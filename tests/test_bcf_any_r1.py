@@ -1,6 +1,9 @@
 """bcf after any R1 (issue 13, items 1-3 and 5): R1 by ``tds``, by hand (a random cut, a random local recoding)
 or by ``bcf`` itself; R2 by ``bcf`` after insertions.
 
+Over 500 lines because it is one oracle and what it checks: the brute force below is written from the
+paper for these tests alone, and the properties are only readable next to it.
+
 The oracle is a brute force written from Fung et al.'s definitions (../shared/papers/002_26e2f2912f1b36d2.txt),
 independent of the correspondence engine: it enumerates every *generator* of ``(R1, R2)`` (section 3.1: an
 injective buddy assignment of every record of ``R1`` to a comparable record of ``R2`` - same sensitive value,

@@ -1,6 +1,9 @@
 """Tests of the sequential l-diversity publishers (publishers/sequential_diversity.py; Shmueli & Tassa,
 ../shared/papers/004_db68606f48036092.txt).
 
+Over 500 lines because it is one engine's properties, read with the same checkers and strategies and in
+the paper's order:
+
 * the building blocks of Algorithm 1: the cyclic ordering of appendix 8.2 (Lemma 8.1), the range-limited
   permutations of step 6, the l-diversity of the worlds (Theorem 4.2);
 * Example 4.2 (Tables 9-12) with the paper's own fake world, and the non-sequential baseline of section 4.5;
