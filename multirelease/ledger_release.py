@@ -113,6 +113,14 @@ def read_snapshot(schema: Schema, path: str | Path, separator: str) -> Table:
     p = Path(path).resolve()
     if not p.is_file():
         raise InputError("snapshot file not found", file=str(path), key="SNAPSHOT")
+    import pandas as pd
+
+    try:
+        header = [str(c).strip() for c in pd.read_csv(p, sep=separator, nrows=0).columns]
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+        header = []
+    if schema.identifier not in header:  # without it rows would be numbered: records followed by position
+        raise InputError(f"the identifier column '{schema.identifier}' is missing", file=str(path), key="SNAPSHOT")
     return read_table(schema, {"file": str(p), "separator": separator}, base=p.parent, source=str(path),
                       key="SNAPSHOT")
 

@@ -227,6 +227,10 @@ def test_changed_spec_needs_amend(tmp_path, capsys):
     assert "--amend" in capsys.readouterr().err and folder_bytes(ledger) == before
     assert release(spec, snaps[1], ledger, rel / "release_1.csv") == 2  # a file is never overwritten
     assert "exists" in capsys.readouterr().err
+    noid = tmp_path / "noid.csv"
+    pd.read_csv(snaps[1]).drop(columns=["id"]).to_csv(noid, index=False)
+    assert release(spec, noid, ledger, rel / "release_2.csv") == 2  # records are followed by identifier
+    assert "identifier column 'id' is missing" in capsys.readouterr().err
     assert release(spec, snaps[1], ledger, ledger / "release_2.csv") == 2  # nor written into the ledger
     assert "outside the ledger folder" in capsys.readouterr().err and folder_bytes(ledger) == before
     # amended, m = 3 cannot continue groups made with m = 2: the publisher refuses (exit 2, one line)
