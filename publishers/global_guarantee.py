@@ -59,9 +59,22 @@ merging does.
 ``max_breach <= 1/l`` (001, Lemma 1: ``q <= p``) and ``min_linkability >= l`` over its whole proven
 interval; and by the exact engine (:func:`solver.counting.analyze`, free mode, exact fractions) for the new
 survivals ``S_k(o, s) >= 1 - 1/l`` of every individual and protected value - the global guarantee over the
-whole sequence.  Optimality: Mondrian is a greedy heuristic (no optimum is claimed).
+whole sequence for the transient-value adversary the paper assumes (``sensitive: free``).  An adversary who
+takes values as *persistent* (the default adversary) intersects the releases: a class of release 2 whose
+older members cannot hold ``s`` (release 1) forces ``s`` on its new member, although every release alone
+and the survival product pass (tests/test_guarantee_holes.py keeps such a case: ``min_linkability = 1``).
+So the possible-worlds attack also runs, persistent values, on the *whole sequence* - the earlier releases
+and snapshots are kept in the private state (``history``) while the sequence has at most
+:data:`SEQUENCE_ROWS` rows; above it that check is not made (the publisher cannot see the spec's adversary,
+and the exact engine does not finish at Adult's size), and only with ``sensitive: persistent`` (the default,
+the contract's default adversary; ``sensitive: free`` keeps the paper's transient adversary alone).  A release failing it is repaired once, as the
+snapshot in one class when that keeps the budget, else refused (``check``).  When values did change, the
+releases may refute persistent values (no possible world at all: the attack says so, and so would the
+pipeline's); that adversary then learns nothing and the check is skipped.  Optimality: Mondrian is a
+greedy heuristic (no optimum is claimed).
 
-State (JSON): ``{"releases": k, "horizon": K, "l": l, "values": [...], "survival": {id: {value: "a/b"}}}``.
+State (JSON): ``{"releases": k, "horizon": K, "l": l, "values": [...], "survival": {id: {value: "a/b"}},
+"history": [{"release": columns, "ids": [...], "columns": snapshot columns}, ...] or null}``.
 Releases of *other* publishers in the same sequence are not in this state (a publisher sees its own state).
 """
 from __future__ import annotations
@@ -70,10 +83,12 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from multirelease.errors import InputError, SolverError
-from multirelease.params import Boolean, Interval, ListOf, Text
+from multirelease.params import Boolean, Interval, ListOf, Options, Text
 from multirelease.principles import Principle
+from multirelease.release import release_from_frame
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from solver.counting import analyze
@@ -86,6 +101,21 @@ __all__ = ["GlobalGuarantee", "Refusal", "remaining_caps"]
 
 #: safety margin of the floating-point caps (the exact check follows)
 _EPS = 1e-9
+
+#: largest sequence (rows summed over its releases) checked by the persistent-value adversary; the history of
+#: a larger sequence is not kept (module docstring, "Own check")
+SEQUENCE_ROWS = 5_000
+
+
+def _extend_history(history, release, snapshot: Table):
+    """The private history of the sequence (releases in the CSV layout, snapshots' published columns), or
+    ``None`` once it exceeds :data:`SEQUENCE_ROWS`."""
+    if history is None or len(release) + sum(len(h["ids"]) for h in history) > SEQUENCE_ROWS:
+        return None
+    frame = release.to_frame()
+    return [*history, {"release": {c: [str(v) for v in frame[c]] for c in frame.columns},
+                       "ids": [str(x) for x in snapshot.ids],
+                       "columns": {c: [str(v) for v in snapshot.frame[c]] for c in snapshot.frame.columns}}]
 
 
 class Refusal(InputError):
@@ -206,13 +236,18 @@ class GlobalGuarantee(PublisherBase):
         Publish a release that spends more than the horizon's share (the horizon shrinks) instead of refusing.
     k : int >= 1, default 1
         Optional k-anonymity of every class as well.
+    sensitive : ``persistent`` (default) or ``free``
+        The adversary the guarantee is kept against (the spec's ``adversary.sensitive``; the publisher cannot
+        read the spec): ``free`` is the paper's transient values alone; ``persistent`` (the contract's default
+        adversary) adds the whole-sequence check of the module docstring.
     """
 
     name = "global_guarantee"
     params = {"l": Interval(float, 1, None, closed="neither"), "values": ListOf(Text()),
-              "horizon": Interval(int, 1, None), "shrink": Boolean(), "k": Interval(int, 1, None)}
+              "horizon": Interval(int, 1, None), "shrink": Boolean(), "k": Interval(int, 1, None),
+              "sensitive": Options(("persistent", "free"))}
     required = ("l",)
-    defaults = {"horizon": 2, "k": 1, "shrink": False}
+    defaults = {"horizon": 2, "k": 1, "shrink": False, "sensitive": "persistent"}
     guarantee = "global_guarantee"
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
@@ -253,11 +288,23 @@ class GlobalGuarantee(PublisherBase):
             parts, fits = [np.arange(len(snapshot))], 1  # the most general release keeps it (exactly)
         if fits < remaining and not self.config["shrink"]:
             raise self._over_budget(parts, survival, ids, protected, pcode, l, k, horizon, remaining, fits)
-        release, truth = release_from_partition(snapshot, attributes, parts, rng)
-        self._attack_check(release, truth, snapshot, protected, l, k)
-        survival = self._update(release, snapshot, survival, protected, l, k)
+        history = state.get("history", [] if k == 1 else None) if self.config["sensitive"] == "persistent" else None
+        candidates = [parts]
+        if len(parts) > 1 and accept(np.arange(len(snapshot))):
+            candidates.append([np.arange(len(snapshot))])  # the repair: the snapshot as one class (section 5)
+        for i, cand in enumerate(candidates):
+            release, truth = release_from_partition(snapshot, attributes, cand, rng)
+            try:
+                self._attack_check(release, truth, snapshot, protected, l, k)
+                new_survival = self._update(release, snapshot, survival, protected, l, k)
+                self._sequence_check(release, snapshot, history, protected, l, k)
+                break
+            except Refusal:
+                if i == len(candidates) - 1:
+                    raise
         new_state = {"releases": k, "horizon": horizon if fits == remaining else k + fits - 1, "l": l,
-                     "values": list(protected), "survival": survival}
+                     "values": list(protected), "survival": new_survival,
+                     "history": _extend_history(history, release, snapshot)}
         return PublishResult(release=release, truth=truth, state=new_state)
 
     # ------------------------------------------------------------------ budgets
@@ -329,15 +376,18 @@ class GlobalGuarantee(PublisherBase):
                           "most_general", individual=o, value=s, p=p)
 
     # ------------------------------------------------------------------ own check
-    def _attack_check(self, release, truth, snapshot: Table, protected: list[str], l: float, k: int) -> None:
-        """The possible-worlds attack on the release as published: ``max_breach <= 1/l`` (a necessary part of
-        the global guarantee, Lemma 1 of 001) and ``min_linkability >= l``, over the whole proven interval."""
+    def _attack_check(self, release, truth, snapshot: Table, protected: list[str], l: float, k: int, *,
+                      seq: ReleaseSequence | None = None, sensitive: str = "free") -> None:
+        """The possible-worlds attack on the release as published (or on ``seq``, the whole sequence):
+        ``max_breach <= 1/l`` (a necessary part of the global guarantee, Lemma 1 of 001) and
+        ``min_linkability >= l``, over the whole proven interval, for an adversary of the ``sensitive`` mode."""
         from attacks import ATTACKS
 
-        seq = ReleaseSequence()
-        seq.append(release, truth, snapshot)
+        if seq is None:
+            seq = ReleaseSequence()
+            seq.append(release, truth, snapshot)
         try:
-            result = ATTACKS["possible_worlds"](values=protected).run(seq.view(Adversary(sensitive="free")))
+            result = ATTACKS["possible_worlds"](values=protected).run(seq.view(Adversary(sensitive=sensitive)))
         except SolverError as exc:
             raise Refusal(f"{self.name}: release {k}: UNKNOWN whether p(o, s, k) <= 1/{l:g}: the possible-worlds "
                           f"attack stopped ({exc})", "unknown") from None
@@ -353,7 +403,27 @@ class GlobalGuarantee(PublisherBase):
                               f"possible-worlds attack proved only [{lo:g}, {hi:g}] ({result.bound(metric).reason})",
                               "unknown", individual=who, metric=metric)
             raise Refusal(f"{self.name}: release {k} fails its own check {metric} {need} (individual '{who}', "
-                          f"{metric} = {hi:g})", "check", individual=who, metric=metric)
+                          f"{metric} = {hi:g}, {sensitive} sensitive values, {len(seq)} release(s))", "check",
+                          individual=who, metric=metric)
+
+    def _sequence_check(self, release, snapshot: Table, history, protected: list[str], l: float, k: int) -> None:
+        """The declared guarantee over the whole sequence for the default adversary (persistent values): the
+        possible-worlds attack on every release so far (rebuilt from the private ``history``) and this one."""
+        if history is None or len(release) + sum(len(h["ids"]) for h in history) > SEQUENCE_ROWS:
+            return  # above the size limit the transient-value check stands alone (module docstring)
+        seq = ReleaseSequence()
+        for h in history:
+            past = pd.DataFrame(h["columns"], index=pd.Index(h["ids"], name=snapshot.frame.index.name), dtype=object)
+            seq.append(release_from_frame(snapshot.schema, pd.DataFrame(h["release"], dtype=object)), None,
+                       Table(snapshot.schema, past))
+        seq.append(release, None, snapshot)
+        try:
+            self._attack_check(release, None, snapshot, protected, l, k, seq=seq, sensitive="persistent")
+        except Refusal:
+            raise
+        except InputError as exc:  # values changed: the releases refute persistent values (no world at all)
+            if not str(exc).startswith("no possible world"):
+                raise
 
     @staticmethod
     def _exact(release, snapshot: Table):
