@@ -46,7 +46,8 @@ from multirelease.table import Table
 from multirelease.transitions import TransitionModel
 
 from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_guarantee import PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance
+from ._m_guarantee import (PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance,
+                           extend_history, sequence_check)
 from .base import PublisherBase, PublishResult
 from .mondrian import mondrian_partition
 
@@ -302,7 +303,12 @@ class MInvariance(PublisherBase):
     Every release is checked before it is returned (:mod:`publishers._m_guarantee`): m-uniqueness, signature
     invariance of every record whose lifespan continues, the update-graph attack under persistent values on the
     records linked by identity (and by uid), and with ``uid`` the cohort invariant and the intersection attack.
-    A release that fails is refused (:class:`InputError`, one line).
+    When the scenario has a public update model (bound by the pipeline, :meth:`bind_transitions`), the
+    declared ``update_graph`` requirement is also checked as the pipeline judges it: population linkage, that
+    model, the *whole* sequence so far (its releases and snapshots kept in the private state,
+    :func:`publishers._m_guarantee.sequence_check`) - the pairwise identity check misses an update outside
+    the model (tests/test_guarantee_holes.py).  A release that fails is refused (:class:`InputError`, one
+    line).
     """
 
     name = "m_invariance"
@@ -357,6 +363,9 @@ class MInvariance(PublisherBase):
         release, truth, cf = publish_groups(snapshot, attributes, groups, names, rng, uids)
         rows = PrivateRows.of(release, truth)
         self._check(schema, prev, rows, continuing, known, int(state.get("releases", 0)))
+        history = extend_history(state, release, snapshot)
+        if self.__dict__.get("_public_model") is not None:
+            sequence_check(self.name, history[:-1] if history else None, release, snapshot, self._public_model)
         # next state: every published record's signature is its group's set of values
         new_sig = {}
         gvals: dict[int, set] = {}
@@ -369,8 +378,17 @@ class MInvariance(PublisherBase):
         stats = {"invalid": invalid, "invalid_total": int(prev_stats.get("invalid_total", 0)) + invalid,
                  "counterfeits": int(sum(cf.values())), "groups": int(release.n_classes)}
         new_state = {"releases": int(state.get("releases", 0)) + 1, "values": known, "signature": new_sig,
-                     "stats": stats, "rows": rows.state()}
+                     "stats": stats, "rows": rows.state(), "history": history}
         return PublishResult(release=release, truth=truth, state=new_state, counterfeit_rows=int(sum(cf.values())))
+
+    #: the scenario's public update model, bound by the pipeline (:meth:`bind_transitions`)
+    uses_transitions = True
+
+    def bind_transitions(self, model: TransitionModel | None) -> None:
+        """The adversary's public update model (the scenario's ``transitions``): with it, every release is also
+        checked by the update-graph attack over the whole sequence under that model
+        (:func:`publishers._m_guarantee.sequence_check`); m-invariance itself does not use it."""
+        self.__dict__["_public_model"] = model
 
     def _check(self, schema, prev: PrivateRows | None, rows: PrivateRows, continuing: set, known: list,
                release_no: int) -> None:
