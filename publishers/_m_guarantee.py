@@ -223,13 +223,15 @@ def extend_history(state: Mapping, release: Release, snapshot) -> list | None:
 
 
 def sequence_check(publisher: str, history: list | None, release: Release, snapshot, model: TransitionModel,
-                   *, timings: dict | None = None) -> bool:
+                   *, cache: dict | None = None) -> bool:
     """The declared guarantee as the pipeline judges it: the update-graph attack (Li & Zhou section III,
     Lemma 3; population linkage, the public update ``model``, ``sensitive: transitions``) over the *whole*
     sequence, rebuilt from ``history``.  :func:`attack_checks` renames a record whose value changed (a new
     lifespan, persistent values) and looks at the last two releases; an adversary who links versions by
     quasi-identifiers and knows the model does neither, and an update outside the model can leave a value
-    with no feasible edge (tests/test_guarantee_holes.py).  Returns whether the check ran."""
+    with no feasible edge (tests/test_guarantee_holes.py).  ``cache`` (the publisher's, in-process) keeps the
+    releases rebuilt from history entries it has seen (keyed by the entry object itself, so a state read back
+    from JSON is rebuilt).  Returns whether the check ran."""
     import pandas as pd
 
     from attacks import ATTACKS
@@ -238,12 +240,17 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
 
     if not history:  # None: not kept; []: a first release, one layer: every node of an m-unique group is feasible
         return False
+    cache = {} if cache is None else cache
     seq = ReleaseSequence()
     for h in history:
-        frame = pd.DataFrame(h["columns"], index=pd.Index(h["ids"], name=snapshot.frame.index.name), dtype=object)
-        seq.append(release_from_frame(snapshot.schema, pd.DataFrame(h["release"], dtype=object),
-                                      counterfeits={int(g): c for g, c in h["counterfeits"].items()} or None),
-                   None, Table(snapshot.schema, frame))
+        hit = cache.get(id(h))
+        if hit is None or hit[0] is not h:
+            frame = pd.DataFrame(h["columns"], index=pd.Index(h["ids"], name=snapshot.frame.index.name),
+                                 dtype=object)
+            hit = cache[id(h)] = (h, release_from_frame(
+                snapshot.schema, pd.DataFrame(h["release"], dtype=object),
+                counterfeits={int(g): c for g, c in h["counterfeits"].items()} or None), Table(snapshot.schema, frame))
+        seq.append(hit[1], None, hit[2])
     seq.append(release, None, snapshot)
     res = ATTACKS["update_graph"](linkage="population").run(seq.view(Adversary(sensitive="transitions"), model))
     lo, hi = res.interval("vulnerable_values")
