@@ -23,7 +23,7 @@ import itertools
 import numpy as np
 import pandas as pd
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
+from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
 
 from test_global_guarantee import _distinct_assignments
 
@@ -76,8 +76,8 @@ def sequence_worlds(tables, releases) -> tuple[list[str], np.ndarray, list[str]]
     as rows of value codes over the last table's individuals ``ids``.  A release is consistent with an
     assignment when its records can be matched one-to-one to the individuals of its table, each record's
     region containing the individual's point and its value being the individual's (Definition 3.1).  When every
-    individual falls in the regions of one class only, matching is counting: each class's values are its
-    individuals' values as a multiset (rows of a class have one region); otherwise a matching per world."""
+    component of records and individuals has every record's region containing every individual, matching is
+    counting: the values as multisets; otherwise a matching per distinct assignment of the component."""
     last = tables[-1]
     ids = [str(x) for x in last.ids]
     where = {p: i for i, p in enumerate(ids)}
@@ -91,23 +91,38 @@ def sequence_worlds(tables, releases) -> tuple[list[str], np.ndarray, list[str]]
         if len(release) != len(people):
             keep[:] = False
             break
-        classes = release.classes
-        per_person = [np.unique(classes[contain[:, j]]) for j in range(len(people))]
-        if all(len(c) == 1 for c in per_person):
-            of = np.array([c[0] for c in per_person])
-            for c in range(release.n_classes):
-                members = people[of == c]
-                want = np.bincount(rows_v[classes == c], minlength=len(labels))
-                if len(members) != want.sum():
-                    keep[:] = False
-                for v in np.flatnonzero(want > 0).tolist() if len(members) == want.sum() else []:
-                    keep &= (worlds[:, members] == v).sum(axis=1) == want[v]
-        else:
-            for w in np.flatnonzero(keep).tolist():
-                adj = contain & (rows_v[:, None] == worlds[w, people][None, :])
-                if (maximum_bipartite_matching(csr_matrix(adj.astype(np.int8)), perm_type="column") < 0).any():
-                    keep[w] = False
+        keep &= _consistent(worlds, people, contain, rows_v, len(labels))
     return list(labels), worlds[keep], ids
+
+
+def _consistent(worlds: np.ndarray, people: np.ndarray, contain: np.ndarray, rows_v: np.ndarray, n_values: int
+                ) -> np.ndarray:
+    """Which worlds one release is consistent with: per connected component of the containment graph
+    (records and the individuals inside their regions), counting where every record of the component contains
+    every individual of it (then a matching exists iff the value multisets agree), else a perfect matching for
+    each distinct assignment of the component's individuals."""
+    n_rows, n_people = contain.shape
+    graph = csr_matrix(np.block([[np.zeros((n_rows, n_rows)), contain], [contain.T, np.zeros((n_people, n_people))]]))
+    _, comp = connected_components(graph, directed=False)
+    ok = np.ones(len(worlds), dtype=bool)
+    for c in np.unique(comp).tolist():
+        rows = np.flatnonzero(comp[:n_rows] == c)
+        cols = np.flatnonzero(comp[n_rows:] == c)
+        if len(rows) != len(cols):
+            return np.zeros(len(worlds), dtype=bool)
+        sub = worlds[:, people[cols]]
+        block = contain[np.ix_(rows, cols)]
+        if block.all():
+            want = np.bincount(rows_v[rows], minlength=n_values)
+            for v in range(n_values):
+                ok &= (sub == v).sum(axis=1) == want[v]
+            continue
+        uniq, inv = np.unique(sub, axis=0, return_inverse=True)
+        fits = np.array([(maximum_bipartite_matching(csr_matrix((block & (rows_v[rows][:, None] == u[None, :]))
+                                                                .astype(np.int8)), perm_type="column") >= 0).all()
+                         for u in uniq], dtype=bool)
+        ok &= fits[inv.reshape(-1)]
+    return ok
 
 
 def min_linkability(worlds: np.ndarray) -> int:
