@@ -6,7 +6,6 @@ Exit codes (DESIGN.md): 0 everything held / PASS / nothing was checked (verdict 
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile

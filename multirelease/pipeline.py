@@ -329,10 +329,11 @@ def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) 
     """Run every attack of the plan on the adversary's view (never on the truth)."""
     view = run.sequence.view(scenario.adversary, scenario.transitions, targets=run.targets)
     attacks = list(scenario.attacks)
-    if getattr(scenario, "all_applicable", False):
+    if scenario.all_applicable:
         from attacks import ATTACKS
 
-        attacks = [(name, ATTACKS[name]()) for name in sorted(ATTACKS) if ATTACKS[name]().applies(view)]
+        candidates = [(name, ATTACKS[name]()) for name in sorted(ATTACKS)]
+        attacks = [(name, attack) for name, attack in candidates if attack.applies(view)]
         scenario.attacks = attacks
     offset = len(scenario.steps)
     for j, (name, attack) in enumerate(attacks):
@@ -349,8 +350,7 @@ def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) 
 def requirements(scenario: Scenario) -> list[tuple[Expectation, str]]:
     """The requirements judged: the plan's ``expect`` / ``--require`` lines, else those the attacks'
     parameters state."""
-    sources = getattr(scenario, "expect_sources", None) or ["expect"] * len(scenario.expect)
-    out = list(zip(scenario.expect, sources))
+    out = list(zip(scenario.expect, scenario.expect_sources))
     if out:
         return out
     for _, attack in scenario.attacks:
