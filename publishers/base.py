@@ -24,23 +24,8 @@ from multirelease.params import validate_params
 from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table
 
-__all__ = ["Publisher", "PublishResult", "PublisherBase", "DECLARED"]
+__all__ = ["Publisher", "PublishResult", "PublisherBase"]
 
-_M_GUARANTEE = ("update_graph.vulnerable_values == 0", ("intersection.violations == 0", "uid"))
-_POSSIBLE_WORLDS = ("possible_worlds.min_linkability >= {l}",)
-#: the guarantee of every registered publisher (issue 13, item 1), for the modules that do not declare it as
-#: a tuple themselves yet (their class attribute :attr:`PublisherBase.guarantee` wins when it is one):
-#: m-invariance (Xiao & Tao Def. 4, Li & Zhou Lemma 3; Barbosa et al. section 4 with published uids),
-#: m-Distinct, the global guarantee (Wong et al. 001, Principle 2 and l-linkability), sequential and
-#: non-sequential diversity (Shmueli & Tassa, l-linkability, Definition 3.3)
-DECLARED: dict[str, tuple] = {
-    "m_invariance": _M_GUARANTEE,
-    "m_distinct": _M_GUARANTEE,
-    "m_distinct_star": _M_GUARANTEE,
-    "global_guarantee": ("possible_worlds.max_breach <= 1/{l}", "possible_worlds.min_linkability >= {l}"),
-    "sequential_diversity": _POSSIBLE_WORLDS,
-    "non_sequential_diversity": _POSSIBLE_WORLDS,
-}
 _FRACTION = re.compile(r"(\d+(?:\.\d+)?)\s*/\s*(\d+\.\d+)")
 
 
@@ -123,9 +108,7 @@ class PublisherBase:
         """The requirement lines of :attr:`guarantee` for this config: conditions applied, letters formatted
         (an integral number as an integer, ``1/{l}`` with a non-integral ``l`` as a decimal), each line
         parseable by :func:`multirelease.expect.parse_expectation`."""
-        declared = self.guarantee if isinstance(self.guarantee, tuple) else ()
-        if not declared:  # a module that still declares a word: the registry's declaration (see DECLARED)
-            declared = DECLARED.get(self.name, ())
+        declared = self.guarantee
         values = {k: _number_text(v) for k, v in self.config.items()}
         lines = []
         for entry in declared:

@@ -248,7 +248,9 @@ class GlobalGuarantee(PublisherBase):
               "sensitive": Options(("persistent", "free"))}
     required = ("l",)
     defaults = {"horizon": 2, "k": 1, "shrink": False, "sensitive": "persistent"}
-    guarantee = "global_guarantee"
+    #: Wong et al. 001, Principle 2 (``p(o, s, k) <= 1/l``, Definition 2) and l-linkability (Shmueli & Tassa,
+    #: Definition 3.3: at least ``l`` values an individual can be linked to), by the possible-worlds attack
+    guarantee = ("possible_worlds.max_breach <= 1/{l}", "possible_worlds.min_linkability >= {l}")
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:

@@ -150,7 +150,8 @@ class _WorldsPublisher(PublisherBase):
     params = {"l": Interval(int, 2, None), "p": Interval(int, 2, None), "known": ListOf(Text())}
     required = ("l",)
     defaults = {"p": 100}
-    guarantee = "possible_worlds"
+    #: l-linkability over the possible worlds of the whole sequence (Shmueli & Tassa, Definitions 3.1 and 3.3)
+    guarantee = ("possible_worlds.min_linkability >= {l}",)
 
     def check_config(self, file, key):
         known = self.config.get("known")
