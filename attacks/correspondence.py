@@ -159,6 +159,24 @@ class Correspondence(AttackBase):
     }
     defaults = {"method": "exact", "time_limit": 20.0, "budget": 300.0, "witness": True}
     metrics = _MetricNames(("FA", "CA", "BA", "targets", "cracked", "violations"))
+    #: the paper and its definitions (reference, ``multirelease describe``)
+    paper = ("Fung, Wang, Fu, Pei, \"Anonymity for Continuous Data Publishing\" (EDBT 2008; papers/002): "
+             "F-, C-, B-attacks Definitions 3.1-3.6, crack sizes Theorems 4.2-4.4, n releases section 7.1")
+    #: what each summary metric means; ``<n>`` is a target's position in the ``targets`` parameter
+    metric_descriptions = {
+        "FA": "F-anonymity (Definition 3.2): the smallest class size left in R1 after the F-attack cracks "
+              "records that cannot match the target's QID, over every target and class; higher is safer",
+        "CA": "C-anonymity (Definition 3.4): the smallest class size left in a later release after the C-attack "
+              "cracks records that cannot both match the target's QID and have its timestamp",
+        "BA": "B-anonymity (Definition 3.6): the smallest class size left in R2 after the B-attack cracks records "
+              "that must have the earlier timestamp (target at T2)",
+        "targets": "target rows judged (one per distinct QI tuple and timestamp of the population, or per "
+                   "published-region signature and timestamp with targets: regions)",
+        "cracked": "target rows with a positive crack in some attack",
+        "violations": "target rows whose anonymity is below the parameter k (0 without k)",
+        "F_<n>": "the F-attack's crack sum of given target n (also C_<n>, B_<n> where its timestamp allows)",
+        "F_<n>_<value>": "the crack size of the group of sensitive value <value> in given target n's class",
+    }
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         super().__init__(_file=_file, _key=_key, **params)

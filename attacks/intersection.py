@@ -126,6 +126,25 @@ class Intersection(AttackBase):
     defaults = {"l_kind": "distinct", "max_listed": 100}
     metrics = ("violations", "intersection_violations", "difference_violations", "targets", "releases", "pairs",
                "min_candidates", "min_l_distinct")
+    #: the paper and its sections (reference, ``multirelease describe``)
+    paper = ("Barbosa, Pinto, Gomes, \"Generically Extending Anonymization Algorithms to Deal with Successive "
+             "Queries\" (CIKM 2012; papers/003): attacker model and attacks section 4, protection principles "
+             "Definitions 1 and 3")
+    #: what each summary metric means
+    metric_descriptions = {
+        "violations": "targets whose exact candidate set C(t) breaks the principle (k, l, alpha) in a release "
+                      "they are published in; 0 is safe",
+        "intersection_violations": "violations already caused by intersecting the target's classes over the "
+                                   "releases it is published in",
+        "difference_violations": "violations that need the releases the target is absent from (the "
+                                 "difference attack)",
+        "targets": "tracked records (uids) judged; without uids, target positions",
+        "releases": "releases combined",
+        "pairs": "release pairs covered, R (R - 1) / 2",
+        "min_candidates": "the smallest candidate set C(t) of any target",
+        "min_l_distinct": "the fewest distinct sensitive values of a candidate set in a release its target is "
+                          "published in",
+    }
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         super().__init__(_file=_file, _key=_key, **params)

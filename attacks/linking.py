@@ -141,6 +141,25 @@ class Linking(AttackBase):
     }
     defaults = {"l_kind": "distinct"}
     metrics = ("k", "l_distinct", "l_entropy", "alpha", "prosecutor_max", "prosecutor_avg", "violations")
+    #: where the checks come from (the single-release baselines every paper compares against)
+    paper = ("k-anonymity (Sweeney 2002), distinct and entropy l-diversity (Machanavajjhala et al. 2006), "
+             "(alpha, k)-anonymity (Wong et al. 2006): the single-release baselines of Fung et al. section 6, "
+             "Li & Zhou section VI, Barbosa et al. section 7")
+    #: what each summary metric means (the reference, ``multirelease describe``)
+    metric_descriptions = {
+        "k": "the smallest equivalence class over every release (k-anonymity); higher is safer",
+        "l_distinct": "the fewest distinct sensitive values in one class, over every release (distinct "
+                      "l-diversity)",
+        "l_entropy": "the smallest exp(H) of a class, H the natural-log entropy of its sensitive values (a class "
+                     "is entropy l-diverse iff exp(H) >= l)",
+        "alpha": "the largest relative frequency of one sensitive value in a class ((alpha, k)-anonymity); lower "
+                 "is safer",
+        "prosecutor_max": "1 / k: the highest probability a prosecutor who knows the target is in the release "
+                          "re-identifies its record",
+        "prosecutor_avg": "the mean over records of 1 / |class| (= classes / records)",
+        "violations": "classes, over every release, that break the principle the parameters k, l, alpha define "
+                      "(0 when none is given)",
+    }
 
     def default_requirements(self) -> list[str]:
         """What ``certify`` checks when no requirement is given: the bounds of this attack's parameters."""

@@ -95,6 +95,27 @@ class PossibleWorlds(AttackBase):
     defaults = {"max_type_worlds": DEFAULT_MAX_TYPE_WORLDS, "time_limit": DEFAULT_TIME_LIMIT, "samples": 2000}
     metrics = ("max_breach", "max_linkage", "max_localized", "min_linkability", "disclosed", "individuals",
                "blocks", "estimated_blocks")
+    #: the papers and their definitions (reference, ``multirelease describe``)
+    paper = ("Wong, Fu, Liu, Wang, Xu, \"Global Privacy Guarantee in Serial Data Publishing\" (papers/001): "
+             "possible worlds Definition 1, breach probability Definition 2, Principles 1-2; Shmueli & Tassa, "
+             "\"Privacy by Diversity in Sequential Releases of Databases\" (papers/004): Definitions 3.1-3.3")
+    #: what each summary metric means (over the protected ``values``)
+    metric_descriptions = {
+        "max_breach": "the largest p(o, s, k) (001, Definition 2): over individuals o and protected values s, "
+                      "the fraction of possible worlds in which o has s in at least one release; the global "
+                      "guarantee asks <= 1/l",
+        "max_linkage": "the largest |E[v, s]| / |E| (004, Definition 3.2): the fraction of possible worlds "
+                       "linking individual v to value s (equals max_breach; reported under both names)",
+        "max_localized": "the largest q(o, s, j, k) (001, section III.A): the fraction of worlds in which o has "
+                         "s in release j; the localized guarantee (Principle 1) asks <= 1/l",
+        "min_linkability": "the fewest distinct values an individual takes over the possible worlds (004, "
+                           "l-linkability, Definition 3.3); higher is safer",
+        "disclosed": "individuals linkable to one value only (their value is disclosed)",
+        "individuals": "individuals the adversary reasons about",
+        "blocks": "independent components of individuals and release classes, solved one by one",
+        "estimated_blocks": "blocks beyond the exact budget (max_type_worlds), whose probabilities are sampled "
+                            "(then bounded, reason sampled)",
+    }
 
     def default_requirements(self) -> list[str]:
         if "l" in self.config:

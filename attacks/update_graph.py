@@ -255,6 +255,27 @@ class UpdateGraph(AttackBase):
     defaults = {"linkage": "auto", "weights": "frequency", "joint": False, "time_limit": 60.0, "workers": 1}
     metrics = ("vulnerable_values", "max_risk", "records", "versions", "inconsistent", "vulnerable_records",
                "sug_vulnerable_values", "joint_extra", "joint_max_risk")
+    #: the paper and its definitions (reference, ``multirelease describe``)
+    paper = ("Li & Zhou, \"Challenging More Updates: Towards Anonymous Re-publication of Fully Dynamic "
+             "Datasets\" (papers/000): section III, SUG Definition 10, feasible sub-SUG Definition 11, "
+             "risk eqs. 1-2, re-publication risk Definition 9, Lemma 2")
+    #: what each summary metric means (``<i>``: a release index, with the ``target`` parameter)
+    metric_descriptions = {
+        "vulnerable_values": "record versions whose candidate value set is pruned to one value after the last "
+                             "release (risk 1, Lemma 2); with joint: true, the joint attack's count; 0 is safe",
+        "max_risk": "the largest re-publication risk r_n(t'_i) (Definition 9, eqs. 1-2) over every prefix of "
+                    "the sequence, record, version and value the version may hold",
+        "records": "records (people, or uids) followed across the releases",
+        "versions": "record versions (a record in one release) judged",
+        "inconsistent": "records with no feasible path: their releases contradict the update model",
+        "vulnerable_records": "records with at least one vulnerable version",
+        "sug_vulnerable_values": "with joint: true, the per-record SUG's count of vulnerable values",
+        "joint_extra": "with joint: true, vulnerable values only the joint possible-world attack finds",
+        "joint_max_risk": "with joint: true, the eq. 2 risk on the SUGs restricted to jointly possible values",
+        "target_risk_<i>": "with target: the largest risk r_N(t'_i) of the target's version i over its feasible "
+                           "values, after the last release",
+        "target_candidates_<i>": "with target: |V'_i|, the target's candidate values at release i",
+    }
 
     #: releases for which ``target_risk_<i>`` / ``target_candidates_<i>`` are declared metrics
     MAX_TARGET_RELEASES = 100

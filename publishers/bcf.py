@@ -80,6 +80,9 @@ class BCFAnonymizer(PublisherBase):
     """
 
     name = "bcf"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('Fung, Wang, Fu, Pei, "Anonymity for Continuous Data Publishing" (EDBT 2008; papers/002): BCF-anonymity '
+             "section 3.2, the BCF-anonymizer Algorithm 1 (section 5), n releases section 7.1")
     params = {"k": Interval(int, 2, None)}
     required = ("k",)
     #: what every release keeps, checked before it is returned (formatted with the config)

@@ -98,6 +98,8 @@ class BPG(PublisherBase):
     ----------
     k : int >= 1, default 1
     l : number >= 1, default 1 (distinct l-diversity: BPG needs a monotone principle, Definition 3)
+    l_kind : "distinct" | "entropy", default "distinct"
+        Which l-diversity ``l`` means (BPG's guarantee needs a monotone principle, Definition 3).
     variant : "dirty" | "no_dirty" | "counterfeits" | "one_at_a_time", default "dirty"
         The variants of section 6 (see the module docstring).
     generalizer : str, default "mondrian"
@@ -119,6 +121,9 @@ class BPG(PublisherBase):
     """
 
     name = "bpg"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('Barbosa, Pinto, Gomes, "Generically Extending Anonymization Algorithms to Deal with Successive Queries" '
+             "(CIKM 2012; papers/003): BPG section 6, Listing 1; monotone principles Definition 3")
     params = {
         "k": Interval(int, 1, None),
         "l": Interval(float, 1, None),

@@ -243,6 +243,9 @@ class GlobalGuarantee(PublisherBase):
     """
 
     name = "global_guarantee"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('Wong, Fu, Liu, Wang, Xu, "Global Privacy Guarantee in Serial Data Publishing" (papers/001): Problem 1, '
+             "breach probability Definition 2, global guarantee Principle 2")
     params = {"l": Interval(float, 1, None, closed="neither"), "values": ListOf(Text()),
               "horizon": Interval(int, 1, None), "shrink": Boolean(), "k": Interval(int, 1, None),
               "sensitive": Options(("persistent", "free"))}

@@ -99,6 +99,9 @@ class MDistinct(PublisherBase):
     """
 
     name = "m_distinct"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('Li & Zhou, "Challenging More Updates: Towards Anonymous Re-publication of Fully Dynamic Datasets" '
+             "(papers/000): m-Distinct Definitions 12-15, Algorithm 1 (sections IV-V)")
     params = {"m": Interval(int, 2, None), "star": Boolean(), "uid": Boolean(), "transitions": Anything(),
               "intersect_limit": Interval(int, 0, None)}
     required = ("m",)
@@ -505,4 +508,6 @@ class MDistinctStar(MDistinct):
     """m-Distinct* (section IV.B): :class:`MDistinct` with ``star: true``."""
 
     name = "m_distinct_star"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ("Li & Zhou (papers/000): m-Distinct* section IV.B, Lemma 4, section V.D")
     defaults = {"star": True, "uid": False, "intersect_limit": 150}

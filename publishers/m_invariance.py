@@ -312,6 +312,10 @@ class MInvariance(PublisherBase):
     """
 
     name = "m_invariance"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('Xiao & Tao, "m-Invariance" (SIGMOD 2007; reference [4] of Li & Zhou, papers/000): '
+             "m-uniqueness Definition 2, "
+             "m-invariance Definition 4; record tracking Barbosa et al. section 4 (papers/003)")
     params = {"m": Interval(int, 2, None), "uid": Boolean()}
     required = ("m",)
     defaults = {"uid": False}

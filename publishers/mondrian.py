@@ -207,6 +207,10 @@ class Mondrian(PublisherBase):
     """
 
     name = "mondrian"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('LeFevre, DeWitt, Ramakrishnan, "Mondrian Multidimensional K-Anonymity" (ICDE 2006): '
+             "strict multidimensional "
+             "partitioning; the single-release generalizer of Shmueli & Tassa and Barbosa et al.")
     params = {"k": Interval(int, 2, None), "l": Interval(float, 1, None), "l_kind": Options(("distinct", "entropy"))}
     defaults = {"k": 1, "l": 1.0, "l_kind": "distinct"}
     guarantee = ("linking.k >= {k}", ("linking.l_distinct >= {l}", "l > 1"))
@@ -242,6 +246,10 @@ class NaiveRepublication(Mondrian):
     """
 
     name = "naive"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ("the naive republication baseline of Fung et al. section 6 (papers/002), Li & Zhou section VI "
+             "(papers/000) "
+             "and Barbosa et al. section 7 (papers/003), with Mondrian (LeFevre et al., ICDE 2006)")
 
 
 def _factorize(values: np.ndarray) -> np.ndarray:

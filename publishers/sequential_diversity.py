@@ -275,6 +275,10 @@ class SequentialDiversity(_WorldsPublisher):
     """
 
     name = "sequential_diversity"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ('Shmueli & Tassa, "Privacy by Diversity in Sequential Releases of Databases" (papers/004): '
+             "Algorithms 1 and 2 "
+             "(sections 4-5), l-diversity of sequential releases Theorem 4.1, insertions section 5.2")
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
@@ -301,6 +305,8 @@ class NonSequentialDiversity(_WorldsPublisher):
     """
 
     name = "non_sequential_diversity"
+    #: the paper and its definitions (the reference, ``multirelease describe``)
+    paper = ("Shmueli & Tassa (papers/004): the non-sequential baseline of section 4.5")
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
