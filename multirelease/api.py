@@ -96,6 +96,7 @@ class Result:
         return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
 
     def _repr_html_(self) -> str:
+        """The HTML report page of this result (what ``--html`` writes), shown by Jupyter."""
         from .html_report import render_html  # imported here: `import multirelease` stays cheap
 
         return render_html(self.report)

@@ -260,6 +260,28 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
     raise typer.Exit(code)
 
 
+@app.command("describe")
+def describe_cmd(name: Optional[str] = typer.Argument(None, help="a publisher, an attack, a metric (FA, "
+                                                      "correspondence.FA, release.LM), a group of keys (scenario, "
+                                                      "releases, schema, adversary, dynamics, stream, transitions, "
+                                                      "targets, spec) or exit-codes"),
+                 list_names: bool = typer.Option(False, "--list", help="list every name")) -> None:
+    """Print the reference entry of NAME: the text of docs/reference/, generated from the code."""
+    from .reference import describe, names
+
+    if list_names or name is None:
+        out_console.print("\n".join(names()), markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(0)
+    text = describe(name)
+    if out_console.is_terminal:
+        from rich.markdown import Markdown
+
+        out_console.print(Markdown(text))
+    else:
+        out_console.print(text, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: turns :class:`InputError` into exit code 2 and one line on stderr."""
     try:
