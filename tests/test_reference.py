@@ -149,3 +149,22 @@ def test_generator_check_mode(tmp_path):
     (tmp_path / "reference" / "attacks.md").write_text("old", encoding="utf-8")
     (tmp_path / "reference" / "extra.md").write_text("old", encoding="utf-8")
     assert reference.stale_pages(tmp_path) == ["attacks.md", "extra.md"]
+
+
+def test_custodian_howto_commands_run_as_written(tmp_path, capsys):
+    """The first two months of docs/howto_custodian.md (docs/examples/clinic) through the CLI: both PASS,
+    the change line the page quotes is the one printed, and ``ledger --verify`` passes."""
+    clinic = DOCS / "examples" / "clinic"
+    howto = (DOCS / "howto_custodian.md").read_text(encoding="utf-8")
+    ledger, published = tmp_path / "ledger", tmp_path / "published"
+    published.mkdir()
+    printed = []
+    for month in (1, 2):
+        code = main(["release", str(clinic / "spec.yaml"), str(clinic / f"snapshot_{month}.csv"), "--ledger",
+                     str(ledger), "--out", str(published / f"release_{month}.csv"), "-q"])
+        assert code == 0
+        printed.append(capsys.readouterr().out)
+    change = next(line for line in printed[1].splitlines() if line.startswith("snapshot:"))
+    assert change == "snapshot: 15 inserted, 10 deleted, 4 updated" and change in howto
+    assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
+    assert "verify: verdict PASS" in capsys.readouterr().out
