@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
+from .html_report import check_html_target
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Publish, attack and certify multi-release anonymized tables.")
@@ -28,20 +29,26 @@ from .expect import EXIT_CODES as EXIT
 
 @contextmanager
 def progress_bar() -> Iterator:
-    """A progress callback ``(description, done, total)`` drawing a transient bar on a terminal's stderr."""
-    if not err_console.is_terminal:
-        yield None
-        return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    """A progress callback ``(description, done, total)`` drawing a transient bar on a terminal's stderr, once
+    the work has lasted a second (:func:`multirelease.report.progress_display`); ``None`` when piped."""
+    from .report import progress_display
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
-        task = bar.add_task("starting", total=1)
-
-        def update(description: str, done: int, total: int) -> None:
-            bar.update(task, description=description, completed=done, total=max(total, 1))
-
+    with progress_display(err_console) as update:
         yield update
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out_console.print(f"multirelease {version('multirelease')}", markup=False, highlight=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """Publish, attack and certify multi-release anonymized tables."""
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -98,12 +105,16 @@ def write_releases(sequence, out: Path) -> list[Path]:
     return [out / n for n in names]
 
 
+_HTML_HELP = "write the report as one self-contained HTML page here (verdict, plots, witnesses; loads nothing)"
+
 _TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the data) or 'regions' (every target " \
                 "the published regions allow); default population when there is data"
 
 
-def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None) -> None:
-    """Report one pass of the pipeline (terminal, JSON, release files) and exit with its verdict's code."""
+def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, *,
+            html: Path | None = None) -> None:
+    """Report one pass of the pipeline (terminal, JSON, HTML page, release files) and exit with its verdict's
+    code."""
     from .report import build_report, render_terminal
 
     report = build_report(run)
@@ -113,6 +124,11 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None) ->
         write_releases(run.sequence, out)
     if json_path:
         _emit_json(report, json_path)
+    if html is not None:
+        from .html_report import write_html
+        from .report import page_context
+
+        write_html({**report, **page_context(run)}, html)
     raise typer.Exit(run.exit_code)
 
 
@@ -121,12 +137,14 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON report here ('-': stdout)"),
         out: Optional[Path] = typer.Option(None, "--out", help="write every release as release_<i>.csv here"),
         targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables")) -> None:
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+        html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP)) -> None:
     """Run a scenario: publish or read its releases, attack them, judge its expectations."""
     from . import pipeline
     from .scenario import TARGETS
 
     _check_targets(json_path, out)
+    check_html_target(html)
     if targets is not None and targets not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
     sc = pipeline.load_scenario(scenario)
@@ -137,7 +155,7 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         sc.targets = targets
     with progress_bar() as bar:
         result = pipeline.run_scenario(sc, progress=bar)
-    _finish(result, json_path, quiet, out)
+    _finish(result, json_path, quiet, out, html=html)
 
 
 @app.command()
@@ -152,12 +170,14 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
             quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
             ledger: Optional[Path] = typer.Option(None, "--ledger", help="certify against this ledger's truth "
                                                   "(the snapshots behind its releases)"),
+            html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
             ) -> None:
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
     when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
     from . import pipeline
 
     _check_targets(json_path)
+    check_html_target(html)
     if ledger is not None:
         from .ledger_release import ledger_certify_plan
 
@@ -171,7 +191,7 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
                                    targets=targets)
     with progress_bar() as bar:
         result = pipeline.run_scenario(sc, progress=bar)
-    _finish(result, json_path, quiet)
+    _finish(result, json_path, quiet, html=html)
 
 
 @app.command()
@@ -233,13 +253,19 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
 def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
                verify: bool = typer.Option(False, "--verify", help="re-certify the published files"),
                json_path: Optional[str] = typer.Option(None, "--json", help="with --verify: the JSON report"),
-               quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables")) -> None:
+               quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+               html: Optional[Path] = typer.Option(None, "--html", help="re-certify as --verify and write the "
+                                                   "HTML page (verdict, plots, witnesses, history) here")) -> None:
     """The ledger's history, one line per release; ``--verify`` checks every file's SHA-256 and re-certifies
-    the files with the ledger's snapshots (exit 1 when a file changed or is missing)."""
+    the files with the ledger's snapshots (exit 1 when a file changed or is missing); ``--html`` implies
+    ``--verify``."""
     from .ledger_release import history_lines, verify_ledger
     from .report import build_report, render_terminal
 
-    for line in history_lines(folder):
+    check_html_target(html)
+    verify = verify or html is not None
+    history = list(history_lines(folder))
+    for line in history:
         out_console.print(line, markup=False, highlight=False, soft_wrap=True)
     if not verify:
         raise typer.Exit(0)
@@ -254,6 +280,12 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
             render_terminal(report, out_console, run.timings, json_path=json_path)
         if json_path:
             _emit_json(report, json_path)
+        if html is not None:
+            from .html_report import write_html
+            from .report import page_context
+
+            write_html({**report, **page_context(run), "ledger_history": history, "ledger_problems": problems},
+                       html)
         code = code or run.exit_code
     out_console.print(f"verify: {'files changed or missing, ' if problems else ''}verdict "
                       f"{run.verdict.upper() if run is not None else 'not run'}", markup=False, highlight=False)

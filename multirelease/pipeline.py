@@ -340,7 +340,9 @@ def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) 
         notify(f"attack {name}", offset + j, total)
         t0 = time.perf_counter()
         try:
-            run.results[name] = attack.run(view)
+            # the attack's own steps (components, release pairs) shown in the same bar's description
+            run.results[name] = attack.run(view, progress=lambda done, n, what: notify(
+                f"attack {name}: {what} ({done}/{n})", offset + j, total))
         except InputError as exc:
             raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
         run.timings[f"attack {name}"] = time.perf_counter() - t0

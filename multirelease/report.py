@@ -5,16 +5,20 @@ The JSON report (DESIGN.md, "Reports") is deterministic: the same scenario and s
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from typing import Any, Mapping
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from .release import Release
 from .table import Table
 
-__all__ = ["RELEASE_METRICS", "compute_release_metrics", "build_report", "dumps", "render_terminal"]
+__all__ = ["RELEASE_METRICS", "compute_release_metrics", "build_report", "page_context", "dumps",
+           "render_terminal", "progress_display"]
 
 RELEASE_METRICS = ("records", "classes", "k", "l_distinct", "l_entropy", "LM", "EM", "discernibility",
                    "discernibility_normalized", "AIL", "FEM", "VEM", "counterfeits")
@@ -107,6 +111,19 @@ def build_report(run) -> dict:
                    "expectations": expectations, "verdict": run.verdict, "targets": run.targets})
 
 
+def page_context(run) -> dict:
+    """What the HTML page (:func:`multirelease.html_report.render_html`) shows beyond the JSON contract's
+    keys: the adversary's knowledge (the scenario's ``adversary``) and the scenario's description; the page
+    reads ``{**build_report(run), **page_context(run)}``."""
+    out: dict[str, Any] = {}
+    adversary = getattr(run.scenario, "adversary", None)
+    if dataclasses.is_dataclass(adversary):
+        out["adversary"] = dataclasses.asdict(adversary)
+    if getattr(run.scenario, "description", ""):
+        out["description"] = " ".join(str(run.scenario.description).split())
+    return _clean(out)
+
+
 def dumps(report: Mapping) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
 
@@ -145,58 +162,161 @@ VERDICT_WORDS = {"pass": ("green", "PASS"), "fail": ("red", "FAIL"), "unknown": 
                  "none": ("cyan", "NONE (nothing was checked)")}
 
 
-def render_terminal(report: Mapping, console, timings: Mapping[str, float] | None = None, *,
-                    json_path: str | None = None) -> None:
-    """Print the report as rich tables: releases, attacks, expectations, witnesses of failures, verdict."""
-    from rich.table import Table as RichTable
-
-    console.print(f"[bold]{report['scenario']}[/bold]")
+def _sections(report: Mapping, timings: Mapping[str, float] | None) -> list[tuple[str, list[str], list[list], str]]:
+    """The terminal's tables as data: ``(title, columns, rows, kind)``; a cell is text, or ``(text, style)``
+    for the requirements' marks."""
+    out = []
+    rel = report["releases"]
     metric_names: list[str] = []
-    for r in report["releases"]:
-        for k in r["metrics"]:
-            if k not in metric_names:
-                metric_names.append(k)
-    t = RichTable(title="releases", title_justify="left")
-    t.add_column("metric")
-    for r in report["releases"]:
-        t.add_column(f"release {r['index']}", justify="right")
-    t.add_row("records", *[_fmt(r["records"]) for r in report["releases"]])
-    t.add_row("classes", *[_fmt(r["classes"]) for r in report["releases"]])
-    for k in metric_names:
-        t.add_row(k, *[_fmt(r["metrics"].get(k)) for r in report["releases"]])
+    for r in rel:
+        metric_names += [k for k in r["metrics"] if k not in metric_names]
+    rows = [["records", *[_fmt(r["records"]) for r in rel]], ["classes", *[_fmt(r["classes"]) for r in rel]]]
+    rows += [[k, *[_fmt(r["metrics"].get(k)) for r in rel]] for k in metric_names]
     if timings:
-        t.add_row("seconds", *[f"{timings.get('release ' + str(r['index']), 0):.2f}" for r in report["releases"]])
-    console.print(t)
+        rows.append(["seconds", *[f"{timings.get('release ' + str(r['index']), 0):.2f}" for r in rel]])
+    out.append(("releases", ["metric", *[f"release {r['index']}" for r in rel]], rows, "releases"))
     if report["attacks"]:
-        a = RichTable(title="attacks", title_justify="left")
-        for col in ("attack", "metric", "value", "exact"):
-            a.add_column(col)
+        rows = []
         for name, res in report["attacks"].items():
-            bounds = res.get("bounds", {})
             for metric, value in res["summary"].items():
-                a.add_row(name, metric, _fmt(value), "yes")
-            for metric, bound in bounds.items():
+                rows.append([name, metric, _fmt(value), "yes"])
+            for metric, bound in res.get("bounds", {}).items():
                 shown = interval_text(metric, bound)
                 if metric in res.get("estimates", {}):
                     shown += f", estimate {_fmt(res['estimates'][metric])}"
-                a.add_row(name, metric, shown, "no")
-        console.print(a)
+                rows.append([name, metric, shown, "no"])
+        out.append(("attacks", ["attack", "metric", "value", "exact"], rows, "attacks"))
     if report["expectations"]:
-        e = RichTable(title="requirements", title_justify="left")
-        for col in ("requirement", "value", "holds"):
-            e.add_column(col)
+        rows = []
         for x in report["expectations"]:
-            mark = {True: "[green]yes[/green]", False: "[red]NO[/red]", None: "[yellow]unknown[/yellow]"}[x["holds"]]
+            mark = {True: ("yes", "green"), False: ("NO", "red"), None: ("unknown", "yellow")}[x["holds"]]
             metric = x["expect"].split(" ")[0].split(".", 1)[-1]
             shown = _fmt(x["value"]) if x["value"] is not None else interval_text(metric, x)
-            e.add_row(x["expect"], shown, mark)
-        console.print(e)
-        for x in report["expectations"]:
-            if x["holds"] is False and x.get("witness"):
-                console.print(f"witness for '{x['expect']}': {brief_witness(x['witness'], json_path)}",
-                              markup=False, highlight=False)
+            rows.append([x["expect"], shown, mark])
+        out.append(("requirements", ["requirement", "value", "holds"], rows, "requirements"))
+    return out
+
+
+def _plain(cell: Any) -> str:
+    return cell[0] if isinstance(cell, tuple) else str(cell)
+
+
+def _plain_table(title: str, columns: list[str], rows: list[list], kind: str) -> list[str]:
+    """A table as aligned plain lines, never cut (for a pipe or a file: the width is the widest cell's)."""
+    cells = [columns] + [[_plain(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    right = [kind == "releases" and i > 0 for i in range(len(columns))]
+    lines = [title]
+    for r in cells:
+        parts = [c.rjust(w) if rj else c.ljust(w) for c, w, rj in zip(r, widths, right)]
+        lines.append(("  " + "  ".join(parts)).rstrip())
+    return lines
+
+
+def _rich_tables(title: str, columns: list[str], rows: list[list], kind: str, width: int) -> list:
+    """rich tables that wrap (fold) long cells instead of cutting them with an ellipsis; a releases table
+    wider than the terminal is split into several tables of fewer releases, each with the metric names."""
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    def cell(c: Any) -> Text:
+        return Text(c[0], style=c[1]) if isinstance(c, tuple) else Text(str(c))
+
+    groups = [list(range(1, len(columns)))]
+    first = max(len(_plain(r[0])) for r in [columns] + rows)
+    if kind == "releases" and len(columns) > 1:
+        w = [max(len(_plain(r[i])) for r in [columns] + rows) + 3 for i in range(1, len(columns))]
+        groups, cur, used = [], [], first + 4
+        for i, wi in enumerate(w, 1):
+            if cur and used + wi > width:
+                groups.append(cur)
+                cur, used = [], first + 4
+            cur.append(i)
+            used += wi
+        groups.append(cur)
+    tables = []
+    for n, g in enumerate(groups):
+        t = RichTable(title=title if n == 0 else f"{title} (continued)", title_justify="left")
+        t.add_column(columns[0], overflow="fold", min_width=min(first, max(8, width // 3)))
+        for i in g:
+            t.add_column(columns[i], overflow="fold", justify="right" if kind == "releases" else "left")
+        for r in rows:
+            t.add_row(*[cell(r[0])] + [cell(r[i]) for i in g])
+        tables.append(t)
+    return tables
+
+
+def render_terminal(report: Mapping, console, timings: Mapping[str, float] | None = None, *,
+                    json_path: str | None = None) -> None:
+    """Print the report: releases, attacks, requirements, witnesses of failures, verdict.
+
+    On a terminal, rich tables that fold long cells (never an ellipsis) and split a releases table wider than
+    the screen; piped or redirected (``console.is_terminal`` false), plain aligned lines that are never
+    wrapped or cut, whatever ``COLUMNS`` says."""
     colour, word = VERDICT_WORDS[report["verdict"]]
-    console.print(f"verdict: [bold {colour}]{word}[/bold {colour}] (targets: {report.get('targets', '-')})")
+    verdict = f"verdict: {word} (targets: {report.get('targets', '-')})"
+    witnesses = [f"witness for '{x['expect']}': {brief_witness(x['witness'], json_path)}"
+                 for x in report["expectations"] if x["holds"] is False and x.get("witness")]
+    if not console.is_terminal:
+        lines = [str(report["scenario"])]
+        for section in _sections(report, timings):
+            lines += _plain_table(*section)
+        for line in lines + witnesses + [verdict]:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        return
+    from rich.text import Text
+
+    console.print(Text(str(report["scenario"]), style="bold"))
+    for section in _sections(report, timings):
+        for table in _rich_tables(*section, console.width):
+            console.print(table)
+    for line in witnesses:
+        console.print(line, markup=False, highlight=False)
+    console.print(Text.assemble("verdict: ", (word, f"bold {colour}"),
+                                f" (targets: {report.get('targets', '-')})"))
+
+
+@contextmanager
+def progress_display(console, delay: float = 1.0) -> Iterator:
+    """A progress callback ``(description, done, total)`` drawing a transient bar on ``console`` - only when it
+    is a terminal, and only once the work has lasted ``delay`` seconds (short runs print nothing); ``None``
+    otherwise, so that piped output stays clean."""
+    if not console.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    lock = threading.Lock()
+    state: dict[str, Any] = {"bar": None, "task": None, "last": ("starting", 0, 1), "done": False}
+
+    def start() -> None:
+        with lock:
+            if state["done"] or state["bar"] is not None:
+                return
+            bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                           TimeElapsedColumn(), console=console, transient=True)
+            description, done, total = state["last"]
+            state["task"] = bar.add_task(description, total=max(total, 1), completed=done)
+            bar.start()
+            state["bar"] = bar
+
+    def update(description: str, done: int, total: int) -> None:
+        with lock:
+            state["last"] = (description, done, total)
+            if state["bar"] is not None:
+                state["bar"].update(state["task"], description=description, completed=done, total=max(total, 1))
+
+    timer = threading.Timer(delay, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield update
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["bar"] is not None:
+                state["bar"].stop()
 
 
 def brief_witness(witness: Any, json_path: str | None, limit: int = 2000) -> str:

@@ -1,0 +1,493 @@
+"""The HTML report (issue 15): one self-contained offline page, built from the JSON report alone.
+
+:func:`render_html` turns the report dict that ``run``, ``certify`` and ``ledger --verify`` produce
+(:func:`multirelease.report.build_report`, DESIGN.md "Reports") into a page a privacy board can read: the
+verdict first, in plain words (what was checked, against which adversary, PASS / FAIL / UNKNOWN / nothing
+checked, and for UNKNOWN the proven interval and why it is not a value); then, per attack, its headline
+metric per release (matplotlib SVG, inline, with the requirement's threshold drawn), the worst targets, and
+the witness drawn as its paper draws it (:mod:`multirelease.html_witness`).  Because the page reads only the
+report dict, ``run`` and ``certify`` of the same files give the same page.
+
+The page loads nothing: no script, no external style sheet, font or image; every figure is inline SVG.
+A verdict never claims more than the report proves: an interval is shown as an interval, an estimate as an
+estimate.
+"""
+from __future__ import annotations
+
+import html
+import io
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import InputError
+from .expect import parse_expectation
+from .html_witness import draw_witness, release_series
+
+__all__ = ["render_html", "write_html", "check_html_target", "VERDICT_TITLES"]
+
+#: how many target rows each attack's table shows (the worst first)
+MAX_TARGET_ROWS = 20
+
+#: the word the page opens with, per verdict
+VERDICT_TITLES = {"pass": "PASS", "fail": "FAIL", "unknown": "UNKNOWN", "none": "NOTHING CHECKED"}
+
+#: each attack's paper and its adversary, in plain words
+ATTACK_WORDS = {
+    "correspondence": ("Fung, Wang, Fu, Pei, Anonymity for Continuous Data Publishing (EDBT 2008), "
+                       "Definitions 3.1-3.6",
+                       "knows that every record of a release reappears in every later release, and cross-examines "
+                       "the releases to rule out ('crack') the records that cannot be the target's; what is left "
+                       "of the target's class is its anonymity"),
+    "possible_worlds": ("Wong et al., Global Privacy Guarantee in Serial Data Publishing (Definition 2), and "
+                        "Shmueli & Tassa, Privacy by Diversity in Sequential Releases (Definition 3.2)",
+                        "knows everyone's quasi-identifiers and weighs every table consistent with all the releases "
+                        "(every 'possible world'): the breach is the share of those worlds in which a person has "
+                        "a given sensitive value"),
+    "update_graph": ("Li & Zhou, Challenging More Updates (section III, Definitions 9-11)",
+                     "follows each record through its versions in every release and prunes the sensitive values "
+                     "no allowed update path explains; the risk is the weight of the surviving paths through a "
+                     "value"),
+    "intersection": ("Barbosa, Pinto, Gomes, Generically Extending Anonymization Algorithms to Deal with "
+                     "Successive Queries (section 4)",
+                     "tracks records across releases by their uid and intersects (or subtracts) the groups a "
+                     "target falls in, until few candidates or a single sensitive value is left"),
+    "linking": ("k-anonymity (Sweeney), l-diversity (Machanavajjhala et al.)",
+                "looks at one release at a time and links a target to its class by its quasi-identifiers"),
+}
+
+_OP_WORDS = {"==": "equal", "!=": "differ from", "<": "be below", "<=": "be at most", ">": "exceed",
+             ">=": "be at least"}
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;margin:0 auto;
+max-width:1100px;padding:1.2em 1.6em;color:#1d2330;line-height:1.45}
+h1{font-size:1.6em;margin:.2em 0}h2{border-bottom:2px solid #d7dbe3;padding-bottom:.2em;margin-top:1.8em}
+h3{margin:1.2em 0 .4em}.desc{color:#4a5366;max-width:60em}
+.verdict{border-radius:8px;padding:1em 1.3em;margin:1em 0;border:2px solid}
+.v-pass{background:#eaf7ee;border-color:#2e8b57}.v-fail{background:#fdecec;border-color:#c0392b}
+.v-unknown{background:#fff6e0;border-color:#d4a017}.v-none{background:#eef3fb;border-color:#5b7fb9}
+.verdict-line{font-size:1.5em;margin:0}.verdict-line strong{letter-spacing:.04em}
+.v-pass strong{color:#1f6b40}.v-fail strong{color:#a12a1f}.v-unknown strong{color:#8a6500}
+.v-none strong{color:#33558c}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
+th,td{border:1px solid #d7dbe3;padding:.25em .55em;text-align:left;vertical-align:top}
+th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.bad td{background:#fdecec}tr.unk td{background:#fff6e0}
+.yes{color:#1f6b40;font-weight:600}.no{color:#a12a1f;font-weight:600}.unk{color:#8a6500;font-weight:600}
+.note{color:#4a5366;font-size:.9em}.chart svg,.witness svg{max-width:100%;height:auto}
+.scroll{overflow-x:auto}code{background:#f2f4f8;padding:0 .25em;border-radius:3px}
+footer{margin-top:3em;color:#6b7385;font-size:.85em;border-top:1px solid #d7dbe3;padding-top:.6em}
+"""
+
+
+def esc(v: Any) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def fmt(v: Any) -> str:
+    """A number as the terminal shows it (thousands separators, 4 significant digits)."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if math.isfinite(v) and v.is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def interval_words(metric: str, item: Mapping) -> str:
+    """``between 3 and 7`` with why it is not a value (``the solver stopped: budget 2 s``)."""
+    lo, hi = item.get("lower"), item.get("upper")
+    if lo is not None and hi is not None:
+        span = f"lies between {fmt(lo)} and {fmt(hi)}"
+    elif lo is not None:
+        span = f"is at least {fmt(lo)} (no upper bound was proven)"
+    elif hi is not None:
+        span = f"is at most {fmt(hi)} (no lower bound was proven)"
+    else:
+        span = "was not determined at all"
+    reason = item.get("reason") or ""
+    why = {"time_limit": "the solver reached its time limit", "budget": "the solver ran out of its budget",
+           "sampled": "it was estimated by sampling (the interval is proven, the estimate is not)",
+           "lp_bound": "only a linear-programming bound was proven",
+           "not reported": "the attack did not report it"}.get(reason, reason)
+    detail = item.get("detail")
+    if detail and detail != reason:
+        why = f"{why} ({detail})" if why else str(detail)
+    return f"{metric} {span}" + (f": {why}" if why else "")
+
+
+def requirement_words(text: str) -> str:
+    """``correspondence.FA >= 5`` as a sentence: ``correspondence's FA must be at least 5``."""
+    try:
+        e = parse_expectation(text)
+    except InputError:
+        return text
+    number = text.split(e.op, 1)[1].strip()
+    subject = f"release {e.index}" if e.subject == "release" else e.subject
+    return f"{subject}'s {e.metric} must {_OP_WORDS[e.op]} {number}"
+
+
+def _adversary_words(adv: Mapping | None) -> list[str]:
+    if not adv:
+        return []
+    out = []
+    qi = adv.get("quasi_identifiers")
+    out.append({"all": "knows every individual's quasi-identifiers (age, place, job...)",
+                "targets": "knows the quasi-identifiers of the people it targets",
+                "none": "knows no quasi-identifier values beyond what the releases show"}.get(qi, f"quasi-identifiers: {qi}"))
+    if adv.get("presence"):
+        out.append("knows who is in each release")
+    if adv.get("record_tracking"):
+        out.append("can follow a record from release to release by its record id (uid)")
+    if adv.get("correspondence"):
+        out.append("knows that every record of a release reappears in all later releases")
+    out.append({"persistent": "assumes each person keeps one sensitive value over the whole sequence",
+                "free": "allows sensitive values to change arbitrarily between releases",
+                "transitions": "knows the public model of how sensitive values change between releases"}.get(
+        adv.get("sensitive"), f"sensitive values: {adv.get('sensitive')}"))
+    return out
+
+
+def _verdict_sentence(report: Mapping) -> str:
+    exps = report.get("expectations", [])
+    verdict = report["verdict"]
+    n = len(exps)
+    if verdict == "none":
+        return ("No requirement was stated, so nothing was checked and this page proves nothing. "
+                "The figures below are for information only.")
+    if verdict == "pass":
+        return (f"All {n} requirement{'s' if n != 1 else ''} below {'were' if n != 1 else 'was'} proven to hold "
+                "against the adversary described here. This is a proof for the attacks that were run, "
+                "not for attacks that were not.")
+    if verdict == "fail":
+        bad = [x for x in exps if x.get("holds") is False]
+        first = bad[0]
+        shown = (f"its value is {fmt(first['value'])}" if first.get("value") is not None
+                 else interval_words("the metric", first))
+        return (f"{len(bad)} of {n} requirement{'s' if n != 1 else ''} {'was' if len(bad) == 1 else 'were'} "
+                f"proven to be broken. The first: <code>{esc(first['expect'])}</code> "
+                f"({esc(requirement_words(first['expect']))}), but {esc(shown)}.")
+    unk = [x for x in exps if x.get("holds") is None]
+    parts = []
+    for x in unk[:5]:
+        metric = x["expect"].split(" ")[0]
+        parts.append(f"<li><code>{esc(x['expect'])}</code>: {esc(interval_words(metric, x))}; this interval "
+                     f"holds values that meet the requirement and values that break it.</li>")
+    return (f"No requirement was proven broken, but {len(unk)} of {n} could not be decided: the figure it needs "
+            f"is known only to lie in an interval.</p><ul>{''.join(parts)}</ul><p>")
+
+
+def _verdict_section(report: Mapping) -> str:
+    verdict = report["verdict"]
+    rel = report.get("releases", [])
+    attacks = list(report.get("attacks", {}))
+    checked = []
+    if rel:
+        sizes = ", ".join(fmt(r["records"]) for r in rel[:12]) + (", ..." if len(rel) > 12 else "")
+        checked.append(f"{len(rel)} release{'s' if len(rel) != 1 else ''} of the same population "
+                       f"({esc(sizes)} records)")
+    targets = report.get("targets")
+    if targets:
+        checked.append({"population": "every individual of the data was judged as a target",
+                        "regions": "every combination of values the published tables allow was judged as a "
+                                   "target (no list of individuals was given)"}.get(targets, f"targets: {targets}"))
+    exps = report.get("expectations", [])
+    if exps:
+        words = "; ".join(esc(requirement_words(x["expect"])) for x in exps[:8])
+        checked.append(f"{len(exps)} requirement{'s' if len(exps) != 1 else ''}: {words}"
+                       f"{'; ...' if len(exps) > 8 else ''} (<a href=\"#requirements\">table</a>)")
+    if attacks:
+        checked.append("attacks run: " + ", ".join(f"<a href=\"#attack-{esc(a)}\">{esc(a)}</a>" for a in attacks))
+    else:
+        checked.append("no attack was run")
+    adv = _adversary_words(report.get("adversary"))
+    adv_html = ("<h3>Against which adversary</h3><p>An attacker who " + esc("; who ".join(adv)) + ".</p>") if adv else ""
+    return (f'<section id="verdict" class="verdict v-{esc(verdict)}">'
+            f'<p class="verdict-line">Verdict: <strong id="verdict-word">{VERDICT_TITLES.get(verdict, verdict)}'
+            f'</strong></p><div id="verdict-text"><p>{_verdict_sentence(report)}</p></div>'
+            f"<h3>What was checked</h3><ul>{''.join(f'<li>{c}</li>' for c in checked)}</ul>{adv_html}</section>")
+
+
+def _requirements_section(report: Mapping) -> str:
+    exps = report.get("expectations", [])
+    if not exps:
+        return ""
+    rows = []
+    for x in exps:
+        holds = x.get("holds")
+        mark = {True: '<span class="yes">holds</span>', False: '<span class="no">BROKEN</span>',
+                None: '<span class="unk">undecided</span>'}[holds]
+        metric = x["expect"].split(" ")[0]
+        value = fmt(x["value"]) if x.get("value") is not None else interval_words(metric, x)
+        cls = {False: ' class="bad"', None: ' class="unk"'}.get(holds, "")
+        rows.append(f"<tr{cls}><td><code>{esc(x['expect'])}</code></td><td>{esc(requirement_words(x['expect']))}"
+                    f"</td><td>{esc(value)}</td><td>{mark}</td><td>{esc(x.get('source', 'expect'))}</td></tr>")
+    return ('<section id="requirements"><h2>Requirements</h2><table><tr><th>requirement</th><th>in words</th>'
+            f"<th>proven value</th><th>result</th><th>from</th></tr>{''.join(rows)}</table></section>")
+
+
+def _releases_section(report: Mapping) -> str:
+    rel = report.get("releases", [])
+    if not rel:
+        return ""
+    names: list[str] = []
+    for r in rel:
+        names += [k for k in r["metrics"] if k not in names]
+    head = "".join(f"<th>release {r['index']}</th>" for r in rel)
+    rows = [("records", [r["records"] for r in rel]), ("classes", [r["classes"] for r in rel])]
+    rows += [(k, [r["metrics"].get(k) for r in rel]) for k in names]
+    body = ["<tr><th>" + esc(k) + "</th>" + "".join("<td class=num>" + esc(fmt(v)) + "</td>" for v in vals) + "</tr>"
+            for k, vals in rows]
+    return (f'<section id="releases"><h2>Releases</h2><div class="scroll"><table><tr><th>metric</th>{head}</tr>'
+            f"{''.join(body)}</table></div></section>")
+
+
+def _summary_table(res: Mapping) -> str:
+    rows = [f"<tr><td>{esc(m)}</td><td class=num>{esc(fmt(v))}</td><td>exact</td></tr>"
+            for m, v in res.get("summary", {}).items()]
+    for m, b in res.get("bounds", {}).items():
+        est = res.get("estimates", {}).get(m)
+        extra = f"; estimate {fmt(est)} (not proven)" if est is not None else ""
+        rows.append(f'<tr class="unk"><td>{esc(m)}</td><td>{esc(interval_words(m, b) + extra)}</td>'
+                    f"<td>interval</td></tr>")
+    return f"<table><tr><th>metric</th><th>value</th><th></th></tr>{''.join(rows)}</table>"
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, Mapping):
+        inner = ", ".join(f"{k}: {_cell(x)}" for k, x in v.items())
+        return inner if len(inner) <= 160 else inner[:157] + "..."
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(_cell(x) for x in v[:12]) + (", ..." if len(v) > 12 else "")
+        return inner
+    return fmt(v)
+
+
+def _correspondence_row(row: Mapping) -> dict:
+    """A correspondence target row in words: the target's values, and per attack where it is cracked."""
+    out = {"target": ", ".join(str(v) for v in (row.get("qid") or {}).values()), "arrives": row.get("timestamp")}
+    if "individuals" in row:
+        out["individuals"] = row["individuals"]
+    for fam in ("F", "C", "B"):
+        c = row.get(fam)
+        if not isinstance(c, Mapping):
+            out[f"{fam}-attack"] = "-"
+            continue
+        left = c.get("anonymity_bounds")
+        left = f"{left[0]}..{left[1]}" if left and left[0] != left[1] else fmt(c.get("anonymity"))
+        out[f"{fam}-attack"] = (f"R{c.get('release')} class {c.get('class')}: {left} left of {fmt(c.get('size'))} "
+                                f"({fmt(c.get('crack'))} cracked)")
+    return out
+
+
+def _target_key(name: str):
+    if name == "correspondence":
+        def anonymity(row):
+            vals = [(c.get("anonymity_bounds") or [c.get("anonymity", math.inf)])[0]
+                    for f, c in row.items() if f in ("F", "C", "B") and isinstance(c, Mapping)]
+            return min(vals, default=math.inf)
+        return anonymity
+    if name == "possible_worlds":
+        return lambda row: -(row.get("breach") or 0)
+    if name == "intersection":
+        return lambda row: (row.get("size") or math.inf, row.get("l_distinct") or math.inf)
+    return None
+
+
+def _targets_section(name: str, rows: list) -> str:
+    if not rows:
+        return '<p class="note">The attack reported no target rows.</p>'
+    per_release = all(isinstance(r, Mapping) and "release" in r and "qid" not in r for r in rows)
+    key = None if per_release else _target_key(name)
+    shown = sorted(rows, key=key)[:MAX_TARGET_ROWS] if key else rows[:MAX_TARGET_ROWS]
+    if name == "correspondence":
+        shown = [_correspondence_row(r) if isinstance(r, Mapping) and "qid" in r else r for r in shown]
+    cols: list[str] = []
+    for r in shown:
+        if isinstance(r, Mapping):
+            cols += [k for k in r if k not in cols]
+    cols = cols[:12]
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{esc(_cell(r.get(c)))}</td>" for c in cols) + "</tr>"
+                   for r in shown if isinstance(r, Mapping))
+    title = "Per release" if per_release else "Worst targets"
+    note = (f'<p class="note">The {len(shown)} worst of {len(rows):,} target rows.</p>'
+            if len(rows) > len(shown) and not per_release else "")
+    return f'<h3>{title}</h3>{note}<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
+
+
+def _requirements_of(report: Mapping, name: str) -> list[tuple[str, str, float, Mapping]]:
+    out = []
+    for x in report.get("expectations", []):
+        try:
+            e = parse_expectation(x["expect"])
+        except InputError:
+            continue
+        if e.subject == name:
+            out.append((e.metric, e.op, e.number, x))
+    return out
+
+
+def _chart_svg(chart: Mapping, reqs: list, n_releases: int, uid: str) -> str:
+    """One matplotlib figure (SVG, text kept as text) of a chart's series with its requirements' lines."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.2, 3.1), layout="constrained")
+    ax = fig.subplots()
+    colours = ["#2f6db5", "#d9822b", "#6a3d9a", "#2e8b57", "#c0392b"]
+    for s, colour in zip(chart["series"], colours * 3):
+        pts = s["points"]
+        xs = [p[0] for p in pts]
+        lo = [p[1] for p in pts]
+        hi = [p[2] for p in pts]
+        exact = [a == b for a, b in zip(lo, hi)]
+        mid = [a if a == b else (a + b) / 2 for a, b in zip(lo, hi)]
+        style = dict(marker="o", color=colour, label=s["label"], linestyle=s.get("linestyle", "-"))
+        if s.get("kind") == "bar":
+            ax.bar(xs, mid, color=colour, alpha=.55, label=s["label"], width=.5)
+        else:
+            ax.plot(xs, mid, **style)
+        if not all(exact):
+            ax.vlines([x for x, e in zip(xs, exact) if not e], [a for a, e in zip(lo, exact) if not e],
+                      [b for b, e in zip(hi, exact) if not e], colors=colour, linewidth=6, alpha=.3,
+                      label=f"{s['label']}: proven interval")
+    lines: dict[tuple[str, float], list[str]] = {}
+    for metric, op, number, item in reqs:
+        if metric in chart["metrics"]:
+            lines.setdefault((op, number), []).append(metric)
+    for (op, number), names in lines.items():
+        ax.axhline(number, color="#c0392b", linestyle="--", linewidth=1.2,
+                   label=f"requirement {', '.join(names)} {op} {number:g}")
+    values = [v for s in chart["series"] for p in s["points"] for v in p[1:]] + [n for _, n in lines]
+    if values and min(values) >= 0:
+        ax.set_ylim(0, max(values) * 1.12 if max(values) > 0 else 1)
+    if values and all(float(v).is_integer() for v in values):
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("release")
+    ax.set_ylabel(chart["ylabel"])
+    ax.set_xticks(range(1, n_releases + 1))
+    ax.set_xlim(.5, n_releases + .5)
+    ax.set_title(chart["title"], fontsize=10, loc="left")
+    ax.grid(alpha=.3)
+    ax.legend(fontsize=8, loc="best")
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": uid, "font.size": 9}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    return inline_svg(buf.getvalue(), uid)
+
+
+def inline_svg(svg: str, uid: str) -> str:
+    """An SVG document as an inline element of the page: no XML prologue, no metadata, no namespace URLs
+    (an inline ``<svg>`` needs none), ids prefixed with ``uid`` so that figures never share one."""
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{uid}-{m.group(1)}"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{uid}-{m.group(1)})", svg)
+    return re.sub(r'(xlink:)?href="#([^"]+)"', lambda m: f'href="#{uid}-{m.group(2)}"', svg)
+
+
+def _attack_section(report: Mapping, name: str, res: Mapping, index: int) -> str:
+    paper, adversary = ATTACK_WORDS.get(name, ("", ""))
+    n = len(report.get("releases", [])) or 1
+    parts = [f'<section class="attack" id="attack-{esc(name)}"><h2>Attack: {esc(name)}</h2>']
+    if paper:
+        parts.append(f'<p>{esc(paper)}. The adversary {esc(adversary)}.</p>')
+    exact = res.get("exact", True) and not res.get("bounds")
+    parts.append(f"<p>{'Every figure of this attack is exact.' if exact else 'Some figures are intervals: '}"
+                 f"{'' if exact else 'the engine stopped before it could prove a value (see the table).'}</p>")
+    parts.append(_summary_table(res))
+    reqs = _requirements_of(report, name)
+    charts = release_series(name, res, n, [m for m, *_ in reqs])
+    for j, chart in enumerate(charts):
+        parts.append(f'<div class="chart">{_chart_svg(chart, reqs, n, f"a{index}c{j}")}'
+                     f'<p class="note">{esc(chart.get("caption", ""))}</p></div>')
+    parts.append(_targets_section(name, list(res.get("targets", []))))
+    witness = draw_witness(name, res)
+    if witness:
+        parts.append(f'<h3>Witness</h3><div class="witness">{witness}</div>')
+    for note in res.get("notes", []):
+        parts.append(f'<p class="note">Note: {esc(note)}</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _ledger_section(report: Mapping) -> str:
+    lines = report.get("ledger_history")
+    if not lines:
+        return ""
+    problems = report.get("ledger_problems") or []
+    bad = "".join(f'<p class="no">{esc(p)}</p>' for p in problems)
+    return f'<section id="ledger"><h2>Ledger history</h2>{bad}<pre>{esc(chr(10).join(lines))}</pre></section>'
+
+
+
+def render_html(report: Mapping) -> str:
+    """The whole page (a ``str``) of one JSON report dict (:func:`multirelease.report.build_report`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("multirelease")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree that was never installed
+        ver = "unknown"
+    name = report.get("scenario", "report")
+    body = [f"<header><h1>{esc(name)}</h1>"]
+    if report.get("description"):
+        body.append(f'<p class="desc">{esc(report["description"])}</p>')
+    body.append("</header>")
+    body.append(_verdict_section(report))
+    body.append(_requirements_section(report))
+    for i, (attack, res) in enumerate(report.get("attacks", {}).items()):
+        body.append(_attack_section(report, attack, res, i))
+    body.append(_releases_section(report))
+    body.append(_ledger_section(report))
+    body.append(f"<footer>multirelease {esc(ver)}. Every figure on this page comes from the JSON report of the "
+                "same run (<code>--json</code>); the page loads nothing from the network.</footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>multirelease: {esc(name)} - {VERDICT_TITLES.get(report.get('verdict'), '')}</title>"
+            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def check_html_target(path: Path | str | None) -> None:
+    """Refuse an ``--html`` path that cannot be written, before any work (exit 2, nothing written)."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a directory, not a file", file=str(p), key="--html")
+    parent = p.parent if str(p.parent) else Path(".")
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError("cannot be written (its folder is not writable)", file=str(p), key="--html")
+
+
+def write_html(report: Mapping, path: Path | str) -> Path:
+    """Render the page and write it to ``path`` through a temporary name, renamed only on success."""
+    p = Path(path)
+    text = render_html(report)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
