@@ -223,14 +223,15 @@ def run(scenario: str | Path | Mapping, *, base: str | Path | None = None, progr
 
 
 def certify(spec: str | Path | Mapping, releases: Sequence = (), *, require: Sequence[str] = (),
-            attacks: Sequence[str] = (), targets: str | None = None, base: str | Path | None = None,
-            progress=None) -> Result:
+            attacks: Sequence[str] = (), targets: str | None = None, ledger: str | Path | None = None,
+            base: str | Path | None = None, progress=None) -> Result:
     """``multirelease certify``: PASS with a proof, FAIL with a witness, UNKNOWN, or ``none`` (nothing checked).
 
     ``spec`` is a YAML path or dict (schema, and optionally data, dynamics, adversary, attacks, expect,
     targets); ``releases`` the releases as published, in order: CSV paths, DataFrames (the release file
     format), or ``(release, counterfeits)`` pairs of DataFrames.  ``require`` are ``--require`` lines,
-    ``attacks`` ``--attack`` names.
+    ``attacks`` ``--attack`` names.  ``ledger`` (``certify --ledger``) certifies the files against a ledger's
+    truth, with the spec's attacks and requirements only.
     """
     from . import pipeline
 
@@ -249,8 +250,17 @@ def certify(spec: str | Path | Mapping, releases: Sequence = (), *, require: Seq
                 raise InputError(f"expected a file path or a DataFrame, got {type(item).__name__}",
                                  key=f"release {i}")
             files.append(item)
-        plan = pipeline.certify_plan(spec_path, files, requires=list(require), attack_names=list(attacks),
-                                     targets=targets)
+        if ledger is not None:
+            from .ledger_release import ledger_certify_plan
+
+            if require or attacks or targets:
+                raise InputError("a ledger certifies with the spec's attacks and requirements only", key="ledger")
+            if not files:
+                raise InputError("give the release files", key="ledger")
+            plan, _ = ledger_certify_plan(ledger, files, spec_path)
+        else:
+            plan = pipeline.certify_plan(spec_path, files, requires=list(require), attack_names=list(attacks),
+                                         targets=targets)
         return _from_run("certify", pipeline.run_scenario(plan, progress=progress))
 
 

@@ -172,6 +172,11 @@ expect: ['linking.k >= 2']
     verified = multirelease.verify_ledger(tmp_path / "ledger")
     code, report = _cli_json(["ledger", str(tmp_path / "ledger"), "--verify"], tmp_path)
     assert (verified.exit_code, verified.report) == (code, report) and code == 0
+    code, report = _cli_json(["certify", str(spec), str(out), "--ledger", str(tmp_path / "ledger")], tmp_path,
+                             "certify.json")
+    against = multirelease.certify(spec, [pd.read_csv(out, dtype=str, keep_default_na=False)],
+                                   ledger=tmp_path / "ledger")
+    assert (against.exit_code, against.report) == (code, report) and report["verdict"] == "pass"
     out.write_text(out.read_text() + "\n", encoding="utf-8")  # a changed file is a problem, exit 1
     changed = multirelease.verify_ledger(tmp_path / "ledger")
     assert changed.exit_code == 1 and "changed" in changed.problems[0]
