@@ -34,18 +34,21 @@ Targets
   every non-word character replaced by ``_``).  For ``C`` over several later releases the worst release
   is reported.
 * otherwise, with a population (snapshots with the individuals' QIs): every distinct raw QI tuple with its
-  timestamp (the first release whose snapshot holds the individual) - the certification case;
+  timestamp (the first release whose snapshot holds the individual) - the certification case.  The answer
+  depends on a target's signature and timestamp only, so the tuples sharing both are one row with their
+  number (``points``) and individuals: a census of 10^6 rows is tens of thousands of rows, not 10^6;
 * otherwise every target the published regions allow: one per distinct *signature* (the set of published
   regions containing the point, :func:`solver.regions.atoms`) and timestamp.
 
-Rows (``targets`` of the report): per target and attack, the class of the release that cracks it most, its
+Rows (``targets`` of the report; at most ``rows`` of them, the worst, the rest to ``--targets-file``): per
+target and attack, the class of the release that cracks it most, its
 size, crack and anonymity (with bounds when not exact), its number of groups (sensitive values) and how
 many of them the attack cracks entirely; ``worst`` lists every group of its class with its crack size, and
 given targets have per-group summary names (below).
 
-Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of target rows), ``cracked`` (targets with a positive
-crack in some attack), ``violations`` (rows below ``k`` when ``k`` is given) and the per-target names
-above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
+Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of targets: rows weighted by their ``points``),
+``cracked`` (targets with a positive crack in some attack), ``violations`` (targets below ``k`` when ``k`` is
+given) and the per-target names above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
 realizing its crack sizes (buddy pairs per group with counts and instantiation points).
 
 Intervals (DESIGN.md, "Verdicts over intervals").  A run stopped by ``budget`` or CP-SAT's ``time_limit``
@@ -70,7 +73,8 @@ from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
 from .base import AttackBase, AttackResult, Progress
-from .correspondence_targets import Target, base_targets, given_targets, parse_targets, requests_of
+from .correspondence_targets import (CorrespondenceResult, Target, base_targets, given_targets, parse_targets,
+                                     requests_of)
 
 #: the crack questions of the targets (kept under this name for the tests and benchmarks)
 _requests = requests_of
@@ -141,6 +145,9 @@ class Correspondence(AttackBase):
         result is inexact.
     witness : bool, default true
         Attach the generator realizing each worst crack.
+    rows : int >= 3, default 1000
+        At most this many target rows in the report: beyond it, the worst ``rows // 3`` of each attack family
+        (and every given target); all of them go to ``--targets-file``.
 
     Examples
     --------
@@ -156,8 +163,9 @@ class Correspondence(AttackBase):
         "time_limit": Interval(float, 0, None, closed="neither"),
         "budget": Interval(float, 0, None, closed="neither"),
         "witness": Boolean(),
+        "rows": Interval(int, 3, None),
     }
-    defaults = {"method": "exact", "time_limit": 20.0, "budget": 300.0, "witness": True}
+    defaults = {"method": "exact", "time_limit": 20.0, "budget": 300.0, "witness": True, "rows": 1000}
     metrics = _MetricNames(("FA", "CA", "BA", "targets", "cracked", "violations"))
     #: the paper and its definitions (reference, ``multirelease describe``)
     paper = ("Fung, Wang, Fu, Pei, \"Anonymity for Continuous Data Publishing\" (EDBT 2008; papers/002): "
@@ -224,8 +232,11 @@ class Correspondence(AttackBase):
             progress(3, 3, "done")
         return result
 
+    #: population targets sharing a signature and timestamp make one row (False: one row per point)
+    _aggregate = True
+
     def _targets(self, view: SequenceView, nodes, notes: list[str]) -> list[Target]:
-        return base_targets(view, nodes, notes) + given_targets(view, nodes, self._given)
+        return base_targets(view, nodes, notes, aggregate=self._aggregate) + given_targets(view, nodes, self._given)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -333,11 +344,13 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     cracked = [0, 0]
     violations = [0, 0]
     anon_of: dict[str, tuple] = {}  # per family: the interval of its minimum over the rows
+    ranked: dict[str, list] = {fam: [] for fam in FAMILIES}  # per family: (anonymity interval, row)
     open_rows = False
     for ti, (tg, mine) in enumerate(zip(targets, where)):
         row: dict[str, Any] = {"qid": _labels(releases[0], tg.leaves), "timestamp": tg.t}
         if tg.people:
             row["individuals"] = tg.people
+            row["points"] = tg.weight
         if tg.given:
             row["target"] = tg.given
         any_crack = [False, False]
@@ -369,11 +382,12 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             any_crack[1] |= c_hi > 0
             if tg.given is None:
                 if k is not None:
-                    violations[0] += a_hi < k
-                    violations[1] += a_lo < k
+                    violations[0] += tg.weight * (a_hi < k)
+                    violations[1] += tg.weight * (a_lo < k)
                 key = (a_hi, a_lo)
                 if fam not in best or key < best[fam][0]:
                     best[fam] = (key, ti, r)
+                ranked[fam].append((a_hi, a_lo, ti))
                 anon_of[fam] = min_of_intervals([anon_of.get(fam, (a_lo, a_hi)), (a_lo, a_hi)])
             else:
                 name = f"{fam}_{tg.given}"
@@ -389,8 +403,8 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
                     summary[gname] = lo
                     intervals[gname] = (lo, hi)
         if tg.given is None:
-            cracked[0] += any_crack[0]
-            cracked[1] += any_crack[1]
+            cracked[0] += tg.weight * any_crack[0]
+            cracked[1] += tg.weight * any_crack[1]
         rows.append(row)
     head: dict[str, float] = {}
     for fam, metric in (("F", "FA"), ("C", "CA"), ("B", "BA")):
@@ -399,7 +413,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             intervals[metric] = anon_of[fam]
         else:
             notes.append(f"no target for the {fam}-attack: {metric} is not reported")
-    head["targets"] = sum(1 for tg in targets if tg.given is None)
+    head["targets"] = sum(tg.weight for tg in targets if tg.given is None)
     head["cracked"] = cracked[0]
     intervals["cracked"] = tuple(cracked)
     if k is not None:
@@ -430,9 +444,26 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     else:
         reason, detail = "budget", "closed forms of section 7.1 bound cracks beyond two releases"
     bounds, proven = settle(head, intervals, reason, detail)
-    return AttackResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds and not open_rows,
-                        worst=worst, targets=tuple(rows), bounds=bounds, notes=tuple(notes), proven=proven,
-                        reason=reason, stats=stats)
+    shown = _shown_rows(targets, ranked, attack.config["rows"])
+    if len(shown) < len(rows):
+        notes.append(f"targets: the report lists the {len(shown)} rows of the worst targets of {len(rows)} "
+                     f"(parameter rows; multirelease run/certify --targets-file writes them all)")
+    return CorrespondenceResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds and not open_rows,
+                                worst=worst, targets=tuple(rows), bounds=bounds, notes=tuple(notes), proven=proven,
+                                reason=reason, stats=stats, shown=None if len(shown) == len(rows) else tuple(shown))
+
+
+def _shown_rows(targets, ranked: dict, limit: int) -> list[int]:
+    """The rows a report lists: all of them when there are at most ``limit``, else every given target's and,
+    per attack family, the ``limit // 3`` smallest anonymities (upper end, lower end, then target order) -
+    in target order.  A report does not grow with the table."""
+    if len(targets) <= limit:
+        return list(range(len(targets)))
+    keep = {i for i, tg in enumerate(targets) if tg.given is not None}
+    per = max(1, limit // len(FAMILIES))
+    for fam in FAMILIES:
+        keep.update(ti for _, _, ti in sorted(ranked[fam])[:per])
+    return sorted(keep)
 
 
 def _closed_answers(releases, nodes, requests, values, notes):

@@ -9,7 +9,7 @@ timestamp.  :func:`requests_of` turns them into the crack questions of :mod:`sol
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -17,7 +17,38 @@ import numpy as np
 from multirelease.errors import InputError
 from multirelease.sequence import SequenceView
 
-__all__ = ["Target", "base_targets", "given_targets", "parse_targets", "requests_of"]
+from .base import AttackResult
+
+__all__ = ["CorrespondenceResult", "Target", "base_targets", "given_targets", "parse_targets", "requests_of",
+           "rows_frame"]
+
+
+@dataclass(frozen=True)
+class CorrespondenceResult(AttackResult):
+    """An :class:`~attacks.base.AttackResult` holding every target's row (``targets``, written whole by
+    ``--targets-file``: :func:`rows_frame`) whose report lists the rows ``shown`` only (the worst ones of a
+    large population: a report does not grow with the table)."""
+
+    shown: tuple | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.shown is not None:
+            out["targets"] = [self.targets[i] for i in self.shown]
+        return out
+
+
+def rows_frame(rows: Sequence[Mapping]):
+    """Target rows as one flat table (``qid.<attribute>``, ``F.anonymity``, ...; list cells as JSON)."""
+    import json
+
+    import pandas as pd
+
+    frame = pd.json_normalize(list(rows), sep=".")
+    for c in frame.columns:
+        if frame[c].map(lambda x: isinstance(x, (list, dict))).any():
+            frame[c] = frame[c].map(lambda x: json.dumps(x) if isinstance(x, (list, dict)) else x)
+    return frame
 
 
 @dataclass
@@ -31,6 +62,7 @@ class Target:
     signature: tuple
     given: int | None = None  # 1-based position in the ``targets`` parameter
     people: int = 0  # individuals of the population behind this target
+    weight: int = 1  # distinct (point, timestamp) targets of the population this one stands for
 
 
 def parse_targets(spec: Any, *, file: str | None, key: str) -> list[tuple[dict, int]]:
@@ -86,10 +118,18 @@ def given_targets(view: SequenceView, nodes, given: list[tuple[dict, int]]) -> l
     return []
 
 
-def base_targets(view: SequenceView, nodes, notes: list[str]) -> list[Target]:
-    """The population's targets (every distinct QI point with its timestamp) when the view has one for every
-    release, else every target the published regions allow (an atom and a timestamp)."""
-    from solver.regions import atoms, point_signatures
+def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool = True) -> list[Target]:
+    """The population's targets when the view has one for every release, else every target the published
+    regions allow (an atom and a timestamp).
+
+    Population targets are aggregated: every distinct QI point of an individual, with its timestamp (the
+    first snapshot holding the individual), is a target of Fung et al.; what the adversary can say about it
+    depends only on its signature and timestamp (:mod:`solver.crack`), so the points sharing both make one
+    :class:`Target` with ``weight`` = their number and ``people`` = their individuals.  Its ``point`` is the
+    first of them in lexicographic order of ``(point, timestamp)``, and targets are in that order, so the
+    first target attaining a minimum is the one the per-point computation picks.  ``aggregate=False``: one
+    target per point (the tests' reference)."""
+    from solver.regions import atoms
 
     releases = view.releases
     n = len(releases)
@@ -97,39 +137,63 @@ def base_targets(view: SequenceView, nodes, notes: list[str]) -> list[Target]:
     pop = view.population
     if getattr(view, "targets", "population") == "population" and len(pop) == n and all(
             p is not None for p in pop):
-        import pandas as pd
-
-        cols = [list(view.schema.quasi).index(a) for a in quasi]
-        frames = []
-        for i, table in enumerate(pop, 1):
-            f = pd.DataFrame(table.qi_codes[:, cols], columns=[f"q{x}" for x in range(len(cols))])
-            f["id"] = table.ids
-            f["t"] = i
-            frames.append(f)
-        allp = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="first")
-        key = allp[[f"q{x}" for x in range(len(cols))] + ["t"]].to_numpy(dtype=np.int64)
-        keys, counts = np.unique(key, axis=0, return_counts=True)
-        sigs = point_signatures(nodes, keys[:, :-1])
-        out = []
-        skipped = 0
-        for row, cnt, sig in zip(keys.tolist(), counts.tolist(), sigs):
-            t = row[-1]
-            row = tuple(row[:-1])
-            if any(not sig[l] for l in range(t - 1, n)):
-                skipped += cnt
-                continue
-            out.append(Target(point=row, leaves=tuple((c,) for c in row), t=t, signature=tuple(sig),
-                               people=cnt))
-        if skipped:
-            notes.append(f"{skipped} individuals of the population lie outside every published region of a "
-                         f"release they should appear in; they are not targets")
-        return out
+        return _population_targets(view, nodes, notes, aggregate)
     sizes = [a.domain_size for a in releases[0].qi_attributes]
     out = []
     for atom in atoms(nodes, sizes):
         for t in range(1, n + 1):
             if all(atom.signature[l] for l in range(t - 1, n)):
                 out.append(Target(point=atom.point, leaves=atom.leaves, t=t, signature=atom.signature))
+    return out
+
+
+def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> list[Target]:
+    import pandas as pd
+
+    from solver.regions import signature_ids
+
+    releases = view.releases
+    n = len(releases)
+    quasi = releases[0].quasi
+    cols = [list(view.schema.quasi).index(a) for a in quasi]
+    q = len(cols)
+    frames = []
+    for i, table in enumerate(view.population, 1):
+        f = pd.DataFrame(table.qi_codes[:, cols], columns=[f"q{x}" for x in range(q)])
+        f["id"] = table.ids
+        f["t"] = i
+        frames.append(f)
+    allp = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="first")
+    key = allp[[f"q{x}" for x in range(q)] + ["t"]].to_numpy(dtype=np.int64)
+    del allp, frames
+    keys, counts = np.unique(key, axis=0, return_counts=True)  # sorted by (point, t)
+    del key
+    pts, inv = np.unique(keys[:, :-1], axis=0, return_inverse=True)
+    ids, sets = signature_ids(nodes, pts)
+    sig = ids[inv.reshape(-1)]
+    t = keys[:, -1]
+    # a target must lie in some region of every release from its timestamp on
+    present = np.ones(len(keys), dtype=bool)
+    for l in range(n):
+        present &= (sig[:, l] != 0) | (t > l + 1)
+    skipped = int(counts[~present].sum())
+    keys, counts, sig, t = keys[present], counts[present], sig[present], t[present]
+    group_key = np.column_stack([t, sig]) if aggregate else keys
+    _, first, ginv, weight = np.unique(group_key, axis=0, return_index=True, return_inverse=True,
+                                       return_counts=True)
+    ginv = ginv.reshape(-1)
+    people = np.bincount(ginv, weights=counts, minlength=len(first)).astype(np.int64)
+    order = np.argsort(first, kind="stable")  # targets in the order of their first (point, t)
+    out = []
+    for g in order.tolist():
+        r = int(first[g])
+        point = tuple(int(c) for c in keys[r, :-1])
+        out.append(Target(point=point, leaves=tuple((c,) for c in point), t=int(t[r]),
+                          signature=tuple(sets[int(x)] for x in sig[r]), people=int(people[g]),
+                          weight=int(weight[g])))
+    if skipped:
+        notes.append(f"{skipped} individuals of the population lie outside every published region of a "
+                     f"release they should appear in; they are not targets")
     return out
 
 

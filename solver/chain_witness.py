@@ -83,4 +83,4 @@ def chain_witness(engine, req: CrackRequest, releases, values, point) -> dict:
         grouped.setdefault(t0, []).append((members, cnt))
     parts = [(np.array([m for m, _ in items], dtype=np.int64), np.array([c for _, c in items], np.int64))
              for _, items in sorted(grouped.items())]
-    return generator_json(engine.nodes, releases, values, point, parts)
+    return generator_json(engine.nodes, releases, values, point, parts, focus=(req.j - 1, req.cls))

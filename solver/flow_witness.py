@@ -20,7 +20,11 @@ from .regions import Nodes
 __all__ = ["generator_json"]
 
 
-def _node_json(nd: Nodes, release, values) -> list[dict]:
+#: a witness lists the whole generator up to this many groups (all releases), else the cracked class's part
+MAX_NODES = 400
+
+
+def _node_json(nd: Nodes, release, values, shown: np.ndarray | None = None) -> list[dict]:
     out = []
     attrs = release.qi_attributes
     if release.group is None:
@@ -28,7 +32,7 @@ def _node_json(nd: Nodes, release, values) -> list[dict]:
     else:
         class_ids = np.zeros(release.n_classes, dtype=np.int64)
         class_ids[release.classes] = release.group
-    for i in range(len(nd)):
+    for i in (range(len(nd)) if shown is None else np.flatnonzero(shown).tolist()):
         qi = {}
         for j, a in enumerate(attrs):
             m = int(nd.masks[i, nd.mask_columns.index(j)]) if j in nd.mask_columns else 0
@@ -67,7 +71,8 @@ def _point_in(nodes_list: Sequence[Nodes], members: Sequence[tuple[int, int]], p
     return out
 
 
-def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains) -> dict:
+def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains, focus: tuple | None = None,
+                   max_nodes: int = MAX_NODES) -> dict:
     """A generator as JSON: the aggregated groups of every release, and its buddy chains.
 
     ``chains``: list of ``(members, counts)`` - ``members`` an ``(m, L)`` array of node ids of ``L``
@@ -80,11 +85,45 @@ def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains)
     ``{"nodes": {"1": [...], "2": [...]}, "buddies": [{"r1": id, "r2": id, "count": n, "at": {...},
     "target": bool}, ...], "start": [...]}``; for more than two releases buddies are ``{"chain": {"<i>": id,
     ...}, "timestamp": t, ...}``.
+
+    A report does not grow with the table: with more than ``max_nodes`` groups and a ``focus`` ``(release
+    index from 0, class)``, only the chains through the focus class's groups are listed (with the groups
+    they pass through and the class's records starting there): the part of the generator that decides the
+    crack.  ``"partial": {"groups": shown, "of": all, "chains": shown, "of_chains": all}`` says so; the
+    whole generator is checked all the same (every record used exactly once).
     """
     n = len(nodes_list)
-    out: dict = {"nodes": {str(i + 1): _node_json(nd, r, values) for i, (nd, r) in
-                           enumerate(zip(nodes_list, releases))}}
+    total = sum(len(nd) for nd in nodes_list)
+    parsed = []
+    for members, counts in chains:
+        members = np.asarray(members, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        keep = counts > 0
+        parsed.append((members[keep], counts[keep]))
+    chains = parsed
+    shown = in_focus = None
+    if focus is not None and total > max_nodes:
+        fj, fcls = focus
+        in_focus = [np.zeros(len(nd), bool) for nd in nodes_list]
+        in_focus[fj] = nodes_list[fj].cls == fcls
+        shown = [f.copy() for f in in_focus]
+        for members, _ in chains:
+            if not members.size:
+                continue
+            t0 = n - members.shape[1]
+            hit = np.zeros(len(members), bool)
+            for x in range(members.shape[1]):
+                hit |= in_focus[t0 + x][members[:, x]]
+            for x in range(members.shape[1]):
+                shown[t0 + x][members[hit, x]] = True
+    out: dict = {"nodes": {str(i + 1): _node_json(nd, r, values, None if shown is None else shown[i]) for i, (nd, r)
+                           in enumerate(zip(nodes_list, releases))}}
     used = [np.zeros(len(nd), np.int64) for nd in nodes_list]
+    for members, counts in chains:
+        if members.size:
+            t0 = n - members.shape[1]
+            for x in range(members.shape[1]):
+                np.add.at(used[t0 + x], members[:, x], counts)
     buddies = []
     q_attrs = releases[0].qi_attributes
 
@@ -92,16 +131,13 @@ def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains)
         return {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(q_attrs, p)}
 
     for members, counts in chains:
-        members = np.asarray(members, dtype=np.int64)
         L = members.shape[1] if members.ndim == 2 else 0
         t = n - L + 1
-        for row, cnt in zip(members, np.asarray(counts, dtype=np.int64)):
-            if cnt <= 0:
-                continue
+        for row, cnt in zip(members, counts):
             mem = [(t - 1 + x, int(row[x])) for x in range(L)]
+            if shown is not None and not any(in_focus[r][i] for r, i in mem):
+                continue
             p = _point_in(nodes_list, mem, point)
-            for r, i in mem:
-                used[r][i] += int(cnt)
             entry: dict = {}
             if n == 2 and L == 2:
                 entry = {"r1": int(row[0]), "r2": int(row[1])}
@@ -120,9 +156,12 @@ def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains)
             if np.any(left):
                 raise SolverError(f"witness leaves records of release {r + 1} without buddies")
             continue
-        for i in np.flatnonzero(left):
+        for i in np.flatnonzero(left if shown is None else left * shown[r]):
             p = _point_in(nodes_list, [(r, int(i))], point)
             start.append({"release": r + 1, "node": int(i), "count": int(left[i]), "at": labels(p),
                           "at_target": [int(x) for x in p] == [int(x) for x in point]})
     out["start"] = start
+    if shown is not None:
+        out["partial"] = {"groups": int(sum(int(x.sum()) for x in shown)), "of": total,
+                          "chains": len(buddies), "of_chains": int(sum(len(c) for _, c in chains))}
     return out

@@ -53,8 +53,12 @@ from scipy.sparse.csgraph import connected_components
 
 from multirelease.errors import InputError, SolverError
 
+from .flow_tasks import FlowTask, min_cost_flow_of, solve_tasks
 from .flow_witness import generator_json
-from .regions import Nodes, regions_comparable
+from .regions import Nodes, comparable_pairs
+
+#: components' total size (arcs, nodes, objectives) from which local worker processes solve them
+_PARALLEL_WORK = 400_000
 
 __all__ = ["BuddyGraph", "NoGenerator", "generator_json"]  # generator_json: solver.flow_witness
 
@@ -94,19 +98,9 @@ class BuddyGraph:
         When no generator exists (some records of ``R1`` cannot all get a comparable buddy in ``R2``).
     """
 
-    def __init__(self, n1: Nodes, n2: Nodes):
+    def __init__(self, n1: Nodes, n2: Nodes, *, lazy: bool = False, executor=None):
         self.n1, self.n2 = n1, n2
-        comp = regions_comparable(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo, n2.region_hi,
-                                  n2.region_masks)
-        tails, heads = [], []
-        for s in np.intersect1d(np.unique(n1.value), np.unique(n2.value)):
-            us = np.flatnonzero(n1.value == s)
-            vs = np.flatnonzero(n2.value == s)
-            i, k = np.nonzero(comp[np.ix_(n1.region[us], n2.region[vs])])
-            tails.append(us[i])
-            heads.append(vs[k])
-        self.tail = np.concatenate(tails).astype(np.int64) if tails else np.zeros(0, np.int64)
-        self.head = np.concatenate(heads).astype(np.int64) if heads else np.zeros(0, np.int64)
+        self.tail, self.head = _buddy_arcs(n1, n2)
         m1, m2 = len(n1), len(n2)
         g = coo_matrix((np.ones(len(self.tail)), (self.tail, m1 + self.head)), shape=(m1 + m2, m1 + m2))
         _, label = connected_components(g, directed=False)
@@ -141,62 +135,71 @@ class BuddyGraph:
             self.local_arc[comp_.arcs] = np.arange(len(comp_.arcs))
         self.n_solves = 0
         self._cache: dict = {}
-        for comp_ in self.components:
-            if comp_.supply:
-                cost, flow = self._mcf(comp_, None, None)
-                comp_.base_flow = flow
-            else:
-                comp_.base_flow = np.zeros(len(comp_.arcs), np.int64)
+        self.executor = executor
+        if not lazy:
+            self.solve([], [])
 
     # ------------------------------------------------------------------ solver calls
     def _mcf(self, comp: _Component, arc_cost: np.ndarray | None, sink_cost: np.ndarray | None
              ) -> tuple[int, np.ndarray]:
-        """Min-cost flow of one component: every R1 unit through one arc to the sink.  Returns the optimal
-        cost and the flow on the component's arcs."""
-        k1, k2 = len(comp.u), len(comp.v)
-        n_arcs = len(comp.arcs)
-        sink = k1 + k2
-        tails = np.concatenate([comp.tail, k1 + np.arange(k2)]).astype(np.int32)
-        heads = np.concatenate([k1 + comp.head, np.full(k2, sink)]).astype(np.int32)
-        caps = np.concatenate([comp.a[comp.tail], comp.b]).astype(np.int64)
-        costs = np.zeros(n_arcs + k2, dtype=np.int64)
-        if arc_cost is not None:
-            costs[:n_arcs] = arc_cost
-        if sink_cost is not None:
-            costs[n_arcs:] = sink_cost
-        smcf = min_cost_flow.SimpleMinCostFlow()
-        smcf.add_arcs_with_capacity_and_unit_cost(tails, heads, caps, costs)
-        supplies = np.concatenate([comp.a, np.zeros(k2, np.int64), [-comp.supply]]).astype(np.int64)
-        smcf.set_nodes_supplies(np.arange(sink + 1, dtype=np.int32), supplies)
-        status = smcf.solve()
+        """Min-cost flow of one component (:func:`solver.flow_tasks.min_cost_flow_of`)."""
+        out = min_cost_flow_of(comp.a, comp.b, comp.tail, comp.head, arc_cost, sink_cost)
         self.n_solves += 1
-        if status == smcf.INFEASIBLE:
-            u = self.n1
-            raise NoGenerator("no generator: the records of release 1 cannot all have a comparable buddy with "
-                              f"the same sensitive value in release 2 ({comp.supply} records of "
-                              f"{len(comp.u)} groups against {int(comp.b.sum())} possible buddies)")
-        if status != smcf.OPTIMAL:
-            raise SolverError(f"min-cost flow ended with status {status!r}")
-        flows = smcf.flows(np.arange(n_arcs + k2, dtype=np.int32))
-        return int(smcf.optimal_cost()), np.asarray(flows[:n_arcs], dtype=np.int64)
+        if out is None:
+            raise self._no_generator(comp)
+        return out
 
-    def _max_flow_avoiding(self, comp: _Component, blocked_v: np.ndarray) -> int:
-        """Max flow of one component from ``R1`` to ``R2`` without the local ``R2`` nodes ``blocked_v``."""
-        k1, k2 = len(comp.u), len(comp.v)
-        src, sink = k1 + k2, k1 + k2 + 1
-        keep_v = np.ones(k2, dtype=bool)
-        keep_v[blocked_v] = False
-        arc_keep = keep_v[comp.head]
-        tails = np.concatenate([np.full(k1, src), comp.tail[arc_keep], k1 + np.flatnonzero(keep_v)])
-        heads = np.concatenate([np.arange(k1), k1 + comp.head[arc_keep], np.full(int(keep_v.sum()), sink)])
-        caps = np.concatenate([comp.a, comp.a[comp.tail[arc_keep]], comp.b[keep_v]])
-        smf = max_flow.SimpleMaxFlow()
-        smf.add_arcs_with_capacity(tails.astype(np.int32), heads.astype(np.int32), caps.astype(np.int64))
-        status = smf.solve(src, sink)
-        self.n_solves += 1
-        if status != smf.OPTIMAL:
-            raise SolverError(f"max flow ended with status {status!r}")
-        return int(smf.optimal_flow())
+    def _no_generator(self, comp: _Component) -> NoGenerator:
+        return NoGenerator("no generator: the records of release 1 cannot all have a comparable buddy with "
+                           f"the same sensitive value in release 2 ({comp.supply} records of "
+                           f"{len(comp.u)} groups against {int(comp.b.sum())} possible buddies)")
+
+    def solve(self, arc_objectives: Sequence[tuple[int, np.ndarray]],
+              into_objectives: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Base flows of the components that have none, and the optima of the objectives not cached yet
+        (``(component, local arc ids)`` / ``(component, local R2 node ids)``), one task per component
+        (:mod:`solver.flow_tasks`) run by the executor (:mod:`solver.executor`; in this process when the
+        work is small and no executor was chosen).  Raises :class:`NoGenerator` for an infeasible
+        component."""
+        from .executor import InlineExecutor, LocalExecutor, chunks, current_executor
+
+        work: dict[int, tuple[list, list]] = {}
+        for c, arcs in arc_objectives:
+            key = ("arc", c, arcs.tobytes())
+            if key not in self._cache:
+                self._cache[key] = None
+                work.setdefault(c, ([], []))[0].append(arcs)
+        for c, vs in into_objectives:
+            key = ("in", c, vs.tobytes())
+            if key not in self._cache:
+                self._cache[key] = None
+                work.setdefault(c, ([], []))[1].append(vs)
+        for comp in self.components:
+            if comp.base_flow is None:
+                work.setdefault(comp.index, ([], []))
+        if not work:
+            return
+        tasks = [FlowTask(c, self.components[c].a, self.components[c].b, self.components[c].tail,
+                          self.components[c].head, arcs, into) for c, (arcs, into) in sorted(work.items())]
+        ex = self.executor if self.executor is not None else current_executor()
+        sizes = [len(t.tail) + len(t.a) + len(t.b) + 50 * (len(t.arc_objectives) + len(t.into_objectives))
+                 for t in tasks]
+        if isinstance(ex, LocalExecutor) and sum(sizes) < _PARALLEL_WORK:
+            ex = InlineExecutor()
+        parts = chunks(sizes, 1 if isinstance(ex, InlineExecutor) else 4 * max(1, getattr(ex, "processes", 4)))
+        answers = [a for out in ex.map(solve_tasks, [[tasks[i] for i in part] for part in parts]) for a in out]
+        for ans in sorted(answers, key=lambda x: x.index):
+            comp = self.components[ans.index]
+            if ans.infeasible:
+                raise self._no_generator(comp)
+            self.n_solves += ans.solves
+            if comp.base_flow is None:
+                comp.base_flow = ans.base_flow
+            arcs, into = work[ans.index]
+            for a, v in zip(arcs, ans.arc_values):
+                self._cache[("arc", ans.index, a.tobytes())] = int(v)
+            for vs, v in zip(into, ans.into_values):
+                self._cache[("in", ans.index, vs.tobytes())] = int(v)
 
     # ------------------------------------------------------------------ objectives
     def split_arcs(self, arcs: np.ndarray) -> dict[int, np.ndarray]:
@@ -221,84 +224,16 @@ class BuddyGraph:
         return out
 
     def max_arc_flows(self, objectives: Sequence[tuple[int, np.ndarray]]) -> list[int]:
-        """The maximum, over generators, of the total flow on each objective's arcs.
-
-        ``objectives`` are ``(component, local arc ids)``; results are cached.  Objectives are first packed
-        into rounds (disjoint endpoints, one min-cost flow per round per component, each objective certified
-        when it reaches ``min(a(tails), b(heads))``), the others are solved one by one.
-        """
-        results: dict[tuple, int] = {}
-        todo: dict[int, list[tuple]] = {}
-        for c, arcs in objectives:
-            key = ("arc", c, arcs.tobytes())
-            if key in self._cache or key in results:
-                continue
-            results[key] = -1
-            todo.setdefault(c, []).append((key, arcs))
-        for c, items in todo.items():
-            comp = self.components[c]
-            pending = []
-            for key, arcs in items:
-                tails = np.unique(comp.tail[arcs])
-                heads = np.unique(comp.head[arcs])
-                ub = min(int(comp.a[tails].sum()), int(comp.b[heads].sum()))
-                base = int(comp.base_flow[arcs].sum())
-                if base >= ub:  # the base generator already proves it
-                    self._cache[key] = ub
-                    continue
-                pending.append((key, arcs, tails, heads, ub))
-            single = []
-            while pending:
-                used_u: set = set()
-                used_v: set = set()
-                picked, rest = [], []
-                for item in pending:
-                    _, _, tails, heads, _ = item
-                    tl, hl = tails.tolist(), heads.tolist()
-                    if used_u.isdisjoint(tl) and used_v.isdisjoint(hl):
-                        picked.append(item)
-                        used_u.update(tl)
-                        used_v.update(hl)
-                    else:
-                        rest.append(item)
-                if len(picked) == 1:
-                    single.append(picked[0])
-                    pending = rest
-                    continue
-                cost = np.zeros(len(comp.arcs), np.int64)
-                for _, arcs, _, _, _ in picked:
-                    cost[arcs] = -1
-                _, flow = self._mcf(comp, cost, None)
-                for item in picked:
-                    key, arcs, _, _, ub = item
-                    if int(flow[arcs].sum()) >= ub:
-                        self._cache[key] = ub
-                    else:
-                        single.append(item)
-                pending = rest
-            for key, arcs, _, _, ub in single:
-                cost = np.zeros(len(comp.arcs), np.int64)
-                cost[arcs] = -1
-                value, _ = self._mcf(comp, cost, None)
-                self._cache[key] = -value
+        """The maximum, over generators, of the total flow on each objective's arcs (``(component, local arc
+        ids)``; :func:`solver.flow_tasks.solve_tasks`, cached)."""
+        self.solve(objectives, [])
         return [self._cache[("arc", c, arcs.tobytes())] for c, arcs in objectives]
 
     def min_inflows(self, objectives: Sequence[tuple[int, np.ndarray]]) -> list[int]:
         """The minimum, over generators, of the number of records of the objective's ``R2`` nodes that have
         a buddy: ``N1 - rho(V \\ T)`` for the component (one max flow each, cached)."""
-        out = []
-        for c, vs in objectives:
-            key = ("in", c, vs.tobytes())
-            if key not in self._cache:
-                comp = self.components[c]
-                if not comp.supply:
-                    self._cache[key] = 0
-                elif int(comp.base_flow[np.isin(comp.head, vs)].sum()) == 0:
-                    self._cache[key] = 0
-                else:
-                    self._cache[key] = comp.supply - self._max_flow_avoiding(comp, vs)
-            out.append(self._cache[key])
-        return out
+        self.solve([], objectives)
+        return [self._cache[("in", c, vs.tobytes())] for c, vs in objectives]
 
     # ------------------------------------------------------------------ generators (witnesses)
     def generator(self, *, maximize_arcs: Iterable[int] = (), minimize_into: Iterable[int] = ()) -> np.ndarray:
@@ -324,6 +259,24 @@ class BuddyGraph:
         return flow
 
 
+def _buddy_arcs(n1: Nodes, n2: Nodes) -> tuple[np.ndarray, np.ndarray]:
+    """Arcs ``u -> v`` of the buddy graph: same sensitive value, comparable regions; ordered by value, then
+    ``u``, then ``v``.  A join of the nodes on the comparable region pairs (:func:`comparable_pairs`)."""
+    import pandas as pd
+
+    r1, r2 = comparable_pairs(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo, n2.region_hi,
+                              n2.region_masks)
+    if not len(r1) or not len(n1) or not len(n2):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    left = pd.DataFrame({"u": np.arange(len(n1)), "r1": n1.region, "s": n1.value})
+    pairs = pd.DataFrame({"r1": r1, "r2": r2})
+    right = pd.DataFrame({"v": np.arange(len(n2)), "r2": n2.region, "s": n2.value})
+    arcs = left.merge(pairs, on="r1").merge(right, on=["r2", "s"])
+    tail, head, val = (arcs[c].to_numpy(np.int64) for c in ("u", "v", "s"))
+    order = np.lexsort((head, tail, val))
+    return tail[order], head[order]
+
+
 def _split(labels: np.ndarray, n: int) -> list[np.ndarray]:
     order = np.argsort(labels, kind="stable")
     counts = np.bincount(labels, minlength=n)
@@ -339,9 +292,13 @@ class TwoReleaseEngine:
 
     exact_engine = "min-cost flow"
 
-    def __init__(self, n1: Nodes, n2: Nodes):
+    def __init__(self, n1: Nodes, n2: Nodes, executor=None):
         self.nodes = (n1, n2)
-        self.graph = g = BuddyGraph(n1, n2)
+        # solved in :meth:`answer`: base flows and objectives of a component in one task
+        self.graph = g = BuddyGraph(n1, n2, lazy=True, executor=executor)
+        order = np.argsort(n2.cls, kind="stable")
+        cuts = np.searchsorted(n2.cls[order], np.arange(int(n2.cls.max(initial=-1)) + 2))
+        self._class_nodes2 = [order[cuts[c]:cuts[c + 1]] for c in range(len(cuts) - 1)]
         reg_t = n1.region[g.tail]
         reg_h = n2.region[g.head]
         key = reg_t * max(1, n2.n_regions) + reg_h
@@ -368,7 +325,8 @@ class TwoReleaseEngine:
         n1, n2 = self.nodes
         g = self.graph
         if req.t == 2:
-            vs = np.flatnonzero((n2.cls == req.cls) & np.isin(n2.region, list(req.signature[1])))
+            vs = self._class_nodes2[req.cls] if req.cls < len(self._class_nodes2) else np.zeros(0, np.int64)
+            vs = vs[np.isin(n2.region[vs], list(req.signature[1]))]
             return "in", g.split_v(vs)
         arcs = self.good_arcs(req.signature)
         if req.j == 1:
@@ -384,6 +342,7 @@ class TwoReleaseEngine:
         objs = [self._objective(r) for r in requests]
         arc_items = [(c, a) for kind, parts in objs if kind == "arc" for c, a in parts.items()]
         in_items = [(c, v) for kind, parts in objs if kind == "in" for c, v in parts.items()]
+        g.solve(arc_items, in_items)  # every component's task at once (one executor pass)
         arc_vals = dict(zip([(c, a.tobytes()) for c, a in arc_items], g.max_arc_flows(arc_items)))
         in_vals = dict(zip([(c, v.tobytes()) for c, v in in_items], g.min_inflows(in_items)))
         out = []
@@ -403,6 +362,7 @@ class TwoReleaseEngine:
         """A generator realizing the request's optimum: ``(arc flows, objective arcs, objective R2 nodes)``."""
         kind, parts = self._objective(req)
         g = self.graph
+        g.solve([], [])  # base flows
         if kind == "arc":
             arcs = np.concatenate([g.components[c].arcs[a] for c, a in parts.items()]) if parts else \
                 np.zeros(0, np.int64)
@@ -415,4 +375,4 @@ class TwoReleaseEngine:
         flow, _, _ = self.witness_flow(req)
         g = self.graph
         return generator_json(self.nodes, releases, values, point,
-                              [(np.stack([g.tail, g.head], axis=1), flow)])
+                              [(np.stack([g.tail, g.head], axis=1), flow)], focus=(req.j - 1, req.cls))

@@ -1,0 +1,151 @@
+"""Where independent components are solved: this process, local worker processes, or a Dask cluster.
+
+The exact engines split their work into independent *components* (connected components of the buddy graph
+for the correspondence attack, Fung et al. section 3.1: no arc joins two of them, so their optima add up;
+DESIGN.md, "Group aggregation").  An :class:`Executor` has one operation, :meth:`~Executor.map`: apply a
+module-level function to a list of picklable tasks and return the results **in the order of the tasks**,
+whoever computed them.  Each task is solved by the same code in any process, so the figures (and reports)
+are the same byte for byte whichever executor ran them.
+
+* :class:`InlineExecutor` - this process, in order (small inputs, tests);
+* :class:`LocalExecutor` - the default: ``concurrent.futures.ProcessPoolExecutor`` over this machine's
+  cores (forked where ``fork`` exists), in this process when there are too few tasks to be worth it;
+* :class:`DaskExecutor` - ``multirelease run/certify --scheduler ADDRESS``: a ``dask.distributed`` cluster
+  (``pip install 'multirelease[dask]'``; imported only here, only then).
+
+The pipeline makes the executor current for the attacks (:func:`use_executor`); engines ask
+:func:`current_executor`.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import multiprocessing
+import os
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+from multirelease.errors import InputError
+
+__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "executor_for", "current_executor",
+           "use_executor", "chunks"]
+
+
+class Executor(Protocol):
+    """Maps a function over picklable tasks; results in the order of the tasks."""
+
+    name: str
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list: ...
+
+
+class InlineExecutor:
+    """Every task in this process, in order."""
+
+    name = "inline"
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
+        return [fn(t) for t in tasks]
+
+
+class LocalExecutor:
+    """Local worker processes (``concurrent.futures``): ``processes`` workers (default: the machine's cores,
+    at most 8); with fewer than ``min_tasks`` tasks, or one worker, this process does them in order."""
+
+    name = "local"
+
+    def __init__(self, processes: int | None = None, *, min_tasks: int = 2):
+        self.processes = max(1, min(int(processes if processes is not None else (os.cpu_count() or 1)), 8))
+        self.min_tasks = int(min_tasks)
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
+        tasks = list(tasks)
+        if self.processes <= 1 or len(tasks) < max(2, self.min_tasks):
+            return [fn(t) for t in tasks]
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with ProcessPoolExecutor(max_workers=min(self.processes, len(tasks)),
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            return list(pool.map(fn, tasks))
+
+
+class DaskExecutor:
+    """A ``dask.distributed`` cluster at ``address`` (``tcp://host:8786``), or an existing ``Client``.
+    Tasks are submitted in order and gathered in order (``pure=False``: every task runs)."""
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, *, client: Any = None):
+        if client is None:
+            try:
+                from dask.distributed import Client
+            except ImportError:
+                raise InputError("needs dask.distributed: pip install 'multirelease[dask]'",
+                                 key="--scheduler") from None
+            try:
+                client = Client(address, set_as_default=False, timeout=30)
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", key="--scheduler") \
+                    from None
+            self._owned = True
+        else:
+            self._owned = False
+        self.client = client
+        self.address = address
+
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
+        tasks = list(tasks)
+        if not tasks:
+            return []
+        futures = [self.client.submit(fn, t, pure=False) for t in tasks]
+        return list(self.client.gather(futures))
+
+    def close(self) -> None:
+        if self._owned:
+            self.client.close()
+
+
+def executor_for(scheduler: str | None = None, processes: int | None = None) -> Executor:
+    """The executor of a command line: Dask at ``scheduler`` when given, else local processes."""
+    if scheduler:
+        return DaskExecutor(scheduler)
+    return LocalExecutor(processes)
+
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("multirelease_executor", default=None)
+
+
+def current_executor() -> Executor:
+    """The executor the pipeline made current (:func:`use_executor`), else local processes."""
+    ex = _CURRENT.get()
+    return ex if ex is not None else LocalExecutor()
+
+
+@contextlib.contextmanager
+def use_executor(executor: Executor | None) -> Iterator[Executor | None]:
+    """Make ``executor`` current for the engines inside the block (``None``: leave the current one)."""
+    if executor is None:
+        yield None
+        return
+    token = _CURRENT.set(executor)
+    try:
+        yield executor
+    finally:
+        _CURRENT.reset(token)
+
+
+def chunks(sizes: Sequence[int], parts: int, *, min_size: int = 0) -> list[list[int]]:
+    """Indices ``0..len(sizes)-1`` packed into at most ``parts`` lists of about equal total size (largest
+    first, each to the lightest list; every list in ascending order): a deterministic partition, so a task
+    list depends on the input only.  Items of size ``< min_size`` are left out (solved where they are)."""
+    import heapq
+
+    order = sorted((i for i in range(len(sizes)) if sizes[i] >= min_size), key=lambda i: (-sizes[i], i))
+    parts = max(1, min(parts, len(order)))
+    heap = [(0, k) for k in range(parts)]
+    out: list[list[int]] = [[] for _ in range(parts)]
+    for i in order:
+        load, k = heapq.heappop(heap)
+        out[k].append(i)
+        heapq.heappush(heap, (load + sizes[i], k))
+    return [sorted(x) for x in out if x]
