@@ -28,7 +28,7 @@ TOP_KEY_TEXT = {
     "releases": "the non-empty list of releases: each `{publisher: NAME, <params>}` (simulated) or a release "
                 "given as published (`{file}` or `{rows}`, below)",
     "adversary": "what the attacker knows (below)",
-    "attacks": "a list of `NAME` or `{NAME: {params}}`, names of the attacks page",
+    "attacks": "a list of `NAME` or `{NAME: {params}}` (the names and parameters of the attacks page)",
     "expect": "a list of requirement lines `<attack>.<metric> <op> <number>` or `release[<i>].<metric> <op> "
               "<number>`; ops `== != < <= > >=`; the number may be a fraction `a/b`",
     "targets": "who the attacks judge: `population` (the individuals of the data; the default when there is "
@@ -36,7 +36,7 @@ TOP_KEY_TEXT = {
 }
 
 #: keys of one item of ``releases`` (scenario.py ``_load_step``)
-RELEASE_ITEM_KEYS = ("publisher", "attributes", "file", "rows", "separator", "counterfeits", "snapshot",
+RELEASE_ITEM_KEYS = ("publisher", "attributes", "file", "rows", "separator", "notation", "counterfeits", "snapshot",
                      "anatomy")
 RELEASE_ITEM_TEXT = {
     "publisher": "a registered publisher name; the item's other keys (but `attributes`) are its parameters",
@@ -45,6 +45,8 @@ RELEASE_ITEM_TEXT = {
             "`*`, `[20,29]`, `{UK,France}`; optional `group` and `uid` columns)",
     "rows": "a release as published, inline: a list of mappings, one per published record",
     "separator": "the separator of `file` (default `,`)",
+    "notation": "how `file` writes generalized values: `native`, `arx` (ARX's output: `;`, `[20, 30[`, `<20`, "
+                "`81***`) or `auto` (the default: told from the file)",
     "counterfeits": "m-invariance / m-Distinct counterfeit statistics: `{file: path}` or `{rows: [{group, "
                     "counterfeits}]}`",
     "snapshot": "the raw table behind this release, with its identifier column (`{file}` or `{rows}`); "

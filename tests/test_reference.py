@@ -168,3 +168,16 @@ def test_custodian_howto_commands_run_as_written(tmp_path, capsys):
     assert change == "snapshot: 15 inserted, 10 deleted, 4 updated" and change in howto
     assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
     assert "verify: verdict PASS" in capsys.readouterr().out
+
+
+def test_release_item_keys_are_the_parsers():
+    """The keys of one ``releases`` item are a set literal inside the parser (``scenario._load_step``): read
+    it from the source so that a key added there needs its words in the reference."""
+    import inspect
+
+    from multirelease import reference_keys, scenario
+
+    source = inspect.getsource(scenario._load_step)
+    allowed = set(re.findall(r'"(\w+)"', re.search(r"allowed = \{([^}]*)\}", source).group(1)))
+    assert allowed | {"publisher", "attributes"} == set(reference_keys.RELEASE_ITEM_KEYS)
+    assert set(reference_keys.RELEASE_ITEM_KEYS) == set(reference_keys.RELEASE_ITEM_TEXT)
