@@ -153,6 +153,10 @@ class _Materializer:
                 return out
             if isinstance(node, (list, tuple)):
                 return [walk(v, key) for v in node]
+            if isinstance(node, Path):
+                return str(node)
+            if type(node).__module__ == "numpy" and hasattr(node, "item"):  # np.int64(3) -> 3
+                return node.item()
             return node
 
         path = self.folder / f"{stem}.yaml"

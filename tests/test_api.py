@@ -138,6 +138,19 @@ def test_publish_returns_the_files_the_cli_writes(tmp_path):
         assert frame.to_csv(index=False) == cli
 
 
+def test_dict_with_numpy_numbers_and_paths_is_the_yaml_file(tmp_path):
+    """A dict holding numpy scalars, Paths and tuples runs as the YAML file with plain values does."""
+    import numpy as np
+
+    doc = yaml.safe_load((DATA / "tiny.yaml").read_text(encoding="utf-8"))
+    code, report = _cli_json(["run", str(DATA / "tiny.yaml")], tmp_path)
+    doc["data"] = {"file": DATA / "tiny.csv"}
+    doc["seed"] = np.int64(doc["seed"])
+    doc["releases"] = ({"publisher": "mondrian", "k": np.int64(2), "l": np.float64(2.0)},)
+    result = multirelease.run(doc)
+    assert (result.exit_code, result.report) == (code, report)
+
+
 def test_bad_dict_names_the_dict_not_a_temporary_file():
     doc = {"schema": {"attributes": {"age": {"role": "quasi", "hierarchy": {"numeric": {"min": 0, "max": 9}}}}},
            "data": pd.DataFrame({"age": [1, 2]}), "releases": [{"publisher": "mondrian", "k": 1}]}
