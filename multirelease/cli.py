@@ -77,20 +77,21 @@ def _check_targets(json_path: str | None = None, out: Path | None = None) -> Non
         raise InputError("exists and is not a directory", file=str(out), key="--out")
 
 
-def write_releases(sequence, out: Path) -> list[Path]:
-    """Write ``release_<i>.csv`` (and ``counterfeits_<i>.csv``) for every release: all files are written to a
-    temporary folder beside ``out`` first, then moved in, so a failure leaves no half-written file."""
+def write_releases(sequence, out: Path, notation: str = "native") -> list[Path]:
+    """Write ``release_<i>.csv`` (and ``counterfeits_<i>.csv``) for every release, in the project's notation or
+    ARX's (``notation``): all files are written to a temporary folder beside ``out`` first, then moved in, so a
+    failure leaves no half-written file."""
     import io
     import shutil
 
-    from .release import write_counterfeits_csv
+    from .release import release_csv, write_counterfeits_csv
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
         names = []
         for i, release in enumerate(sequence.releases, 1):
-            (tmp / f"release_{i}.csv").write_text(release.to_frame().to_csv(index=False), encoding="utf-8")
+            (tmp / f"release_{i}.csv").write_text(release_csv(release, notation), encoding="utf-8")
             names.append(f"release_{i}.csv")
             if release.counterfeits:
                 buf = io.StringIO()
@@ -105,13 +106,26 @@ def write_releases(sequence, out: Path) -> list[Path]:
     return [out / n for n in names]
 
 
+_FORMAT_HELP = "release files in the project's notation ('native') or ARX's ('arx': ';', [20, 30[, <20, >=80, 81***)"
+_READ_FORMAT_HELP = "notation of the release files: 'native', 'arx', or 'auto' (told from each file's header)"
+
+
+def _write_format(value: str) -> str:
+    from .arx import notation_of
+
+    notation = notation_of(value)
+    if notation is None:
+        raise InputError("must be native or arx when writing", key="--format")
+    return notation
+
+
 _HTML_HELP = "write the report as one self-contained HTML page here (verdict, plots, witnesses; loads nothing)"
 
 _TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the data) or 'regions' (every target " \
                 "the published regions allow); default population when there is data"
 
 
-def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, *,
+def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, notation: str = "native", *,
             html: Path | None = None) -> None:
     """Report one pass of the pipeline (terminal, JSON, HTML page, release files) and exit with its verdict's
     code."""
@@ -121,7 +135,7 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, *,
     if not quiet and json_path != "-":
         render_terminal(report, out_console, run.timings, json_path=json_path)
     if out is not None:
-        write_releases(run.sequence, out)
+        write_releases(run.sequence, out, notation)
     if json_path:
         _emit_json(report, json_path)
     if html is not None:
@@ -138,6 +152,7 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         out: Optional[Path] = typer.Option(None, "--out", help="write every release as release_<i>.csv here"),
         targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+        fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
         html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP)) -> None:
     """Run a scenario: publish or read its releases, attack them, judge its expectations."""
     from . import pipeline
@@ -145,6 +160,7 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
 
     _check_targets(json_path, out)
     check_html_target(html)
+    notation = _write_format(fmt)
     if targets is not None and targets not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
     sc = pipeline.load_scenario(scenario)
@@ -155,7 +171,7 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         sc.targets = targets
     with progress_bar() as bar:
         result = pipeline.run_scenario(sc, progress=bar)
-    _finish(result, json_path, quiet, out, html=html)
+    _finish(result, json_path, quiet, out, notation, html=html)
 
 
 @app.command()
@@ -170,14 +186,17 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
             quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
             ledger: Optional[Path] = typer.Option(None, "--ledger", help="certify against this ledger's truth "
                                                   "(the snapshots behind its releases)"),
+            fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
             html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
             ) -> None:
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
     when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
     from . import pipeline
+    from .arx import notation_of
 
     _check_targets(json_path)
     check_html_target(html)
+    notation = notation_of(fmt)
     if ledger is not None:
         from .ledger_release import ledger_certify_plan
 
@@ -185,10 +204,10 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
             raise InputError("--ledger certifies with the spec's attacks and requirements only", key="--ledger")
         if not releases:
             raise InputError("give the release files", key="--ledger")
-        sc, _ = ledger_certify_plan(ledger, releases, spec)
+        sc, _ = ledger_certify_plan(ledger, releases, spec, notation=notation)
     else:
         sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
-                                   targets=targets)
+                                   targets=targets, notation=notation)
     with progress_bar() as bar:
         result = pipeline.run_scenario(sc, progress=bar)
     _finish(result, json_path, quiet, html=html)
@@ -197,16 +216,18 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
 @app.command()
 def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
             out: Path = typer.Option(..., "--out", help="directory for release_<i>.csv (and counterfeits_<i>.csv)"),
+            fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
             ) -> None:
     """Publish a scenario's releases (no attacks): release files and counterfeit statistics only - never the
     publishers' state, ids or maps, which stay with the data holder."""
     from . import pipeline
 
     _check_targets(out=out)
+    notation = _write_format(fmt)
     sc = pipeline.load_scenario(scenario)
     with progress_bar() as bar:
         result = pipeline.run_scenario(sc, progress=bar, attack=False)
-    written = write_releases(result.sequence, out)
+    written = write_releases(result.sequence, out, notation)
     out_console.print(f"wrote {len(written)} files to {out}")
 
 
@@ -219,15 +240,18 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
                 dry_run: bool = typer.Option(False, "--dry-run", help="run the gate only: write nothing"),
                 amend: Optional[str] = typer.Option(None, "--amend", help="why the schema or publisher changed"),
                 json_path: Optional[str] = typer.Option(None, "--json", help="write the gate's JSON report here"),
-                quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables")) -> None:
+                quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+                fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP)) -> None:
     """Make the next release of the ledger's sequence from SNAPSHOT, certify the whole sequence, and write FILE
     only on PASS (exit 0); FAIL (1) / UNKNOWN (3): nothing written, the ledger unchanged."""
     from .ledger_release import make_release
     from .report import build_report, render_terminal
 
     _check_targets(json_path)
+    notation = _write_format(fmt)
     with progress_bar() as bar:
-        outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar)
+        outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar,
+                               notation=notation)
     if outcome.run is not None:
         report = build_report(outcome.run)
         if not quiet and json_path != "-":
@@ -254,14 +278,17 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
                verify: bool = typer.Option(False, "--verify", help="re-certify the published files"),
                json_path: Optional[str] = typer.Option(None, "--json", help="with --verify: the JSON report"),
                quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+               fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
                html: Optional[Path] = typer.Option(None, "--html", help="re-certify as --verify and write the "
                                                    "HTML page (verdict, plots, witnesses, history) here")) -> None:
     """The ledger's history, one line per release; ``--verify`` checks every file's SHA-256 and re-certifies
     the files with the ledger's snapshots (exit 1 when a file changed or is missing); ``--html`` implies
     ``--verify``."""
+    from .arx import notation_of
     from .ledger_release import history_lines, verify_ledger
     from .report import build_report, render_terminal
 
+    notation = notation_of(fmt)
     check_html_target(html)
     verify = verify or html is not None
     history = list(history_lines(folder))
@@ -270,7 +297,7 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
     if not verify:
         raise typer.Exit(0)
     with progress_bar() as bar:
-        run, problems = verify_ledger(folder, bar)
+        run, problems = verify_ledger(folder, bar, notation=notation)
     for p in problems:
         err_console.print(p, markup=False, highlight=False, soft_wrap=True)
     code = 1 if problems else 0

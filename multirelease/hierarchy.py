@@ -197,7 +197,15 @@ class Hierarchy:
 
     @classmethod
     def from_arx_csv(cls, name: str, path: str | Path, *, separator: str = ";", key: str | None = None) -> "Hierarchy":
-        """A hierarchy from an ARX hierarchy file: one line per leaf, ``leaf;level1;level2;...;*``, no header."""
+        """A hierarchy from an ARX hierarchy file: one line per leaf, ``leaf;level1;level2;...;*``, no header.
+
+        As in ARX, a value may generalize to the same label on several levels (``Male;Male;*``, a region kept
+        for a level: ``Canada;North America;North America;*``): ARX only asks that each level maps a label to
+        one label of the next.  A recipient who reads such a label cannot tell the levels apart, so it names
+        its highest node (the largest set of values it may stand for) and the lower repeats are dropped; a
+        leaf's label repeated above it names the leaf, refused if it also stands above other values.  A label
+        that would then name two nodes (two parents, a cycle) is refused: it is ambiguous in a release.
+        """
         path = Path(path)
         if not path.is_file():
             raise InputError("file not found", file=str(path), key=key)
@@ -221,7 +229,8 @@ class Hierarchy:
             if leaf in leaves:
                 raise InputError(f"leaf '{leaf}' appears twice", file=str(path), key=f"line {lineno}")
             leaves.add(leaf)
-            path_up = row  # leaf, level1, ..., root
+            # leaf, level1, ..., root: a repeated label keeps its highest level (the leaf stays the leaf)
+            path_up = [leaf] + [lab for i, lab in enumerate(row[1:], 1) if lab != leaf and lab not in row[i + 1:]]
             for lower, upper in zip(path_up, path_up[1:]):
                 if lower in parent_of and parent_of[lower] != upper:
                     raise InputError(f"label '{lower}' names two nodes (parents '{parent_of[lower]}' and '{upper}')",
@@ -233,6 +242,15 @@ class Hierarchy:
             top = path_up[-1]
             if top not in roots:
                 roots.append(top)
+        for lab in parent_of:  # a label above itself through other labels (X;Y on one line, Y;X on another)
+            seen, up = {lab}, parent_of[lab]
+            while up in parent_of:
+                if up in seen:
+                    raise InputError(f"label '{lab}' names two nodes (it is above and below '{parent_of[lab]}')",
+                                     file=str(path), key=key)
+                seen.add(up)
+                up = parent_of[up]
+        roots = [r for r in roots if r not in parent_of]
         # children in order of first appearance
         for lab, par in parent_of.items():
             nodes[par].children.append(nodes[lab])

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .release import Release, ReleaseTruth, counterfeits_from_frame, release_from_frame
+from .release import Release, ReleaseTruth, counterfeits_from_frame, read_release_bytes
 from .schema import Schema
 from .table import Table
 
@@ -236,12 +236,12 @@ class Ledger:
     def release(self, n: int, schema: Schema) -> tuple[Release, Table]:
         """Release ``n`` as published (from the ledger's copy) and the snapshot behind it."""
         b = self.blobs(n)
-        frame = pd.read_csv(io.BytesIO(b["release_csv"]), dtype=str, keep_default_na=False)
         cf = None
         if b["counterfeits_csv"] is not None:
             cf = counterfeits_from_frame(pd.read_csv(io.BytesIO(b["counterfeits_csv"]), dtype=str,
                                                      keep_default_na=False))
-        release = release_from_frame(schema, frame, source=f"ledger release {n}", counterfeits=cf)
+        # the file's own notation (project's or ARX's, release --format), told from its header
+        release = read_release_bytes(b["release_csv"], schema, source=f"ledger release {n}", counterfeits=cf)
         return release, table_from_bytes(schema, b["snapshot"])
 
     def state(self, n: int) -> dict:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import InputError
+from .release import release_csv as release_text
 from .ledger import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
 from .scenario import load_yaml
 from .schema import Schema
@@ -254,18 +255,19 @@ def _seed(secret: bytes) -> int:
 
 def make_release(spec_path: str | Path, snapshot: str | Path | Table, ledger_dir: str | Path, out: str | Path, *,
                  dry_run: bool = False, amend: str | None = None,
-                 progress: Callable[[str, int, int], None] | None = None) -> Outcome:
-    """One call of ``multirelease release`` (module docstring).  Bad input raises :class:`InputError`."""
+                 progress: Callable[[str, int, int], None] | None = None, notation: str = "native") -> Outcome:
+    """One call of ``multirelease release`` (module docstring).  Bad input raises :class:`InputError`.
+    ``notation``: the release file in the project's notation or ARX's (:mod:`multirelease.arx`)."""
     old_umask = os.umask(0o077)
     try:
         return _make_release(Path(spec_path), snapshot, Path(ledger_dir), Path(out).resolve(), dry_run, amend,
-                             progress)
+                             progress, notation)
     finally:
         os.umask(old_umask)
 
 
 def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_run: bool, amend: str | None,
-                  progress) -> Outcome:
+                  progress, notation: str = "native") -> Outcome:
     from . import pipeline
 
     doc, base, schema, sep = load_spec(spec_path)
@@ -327,7 +329,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             if work is not None:
                 new_state["database"] = work.name
                 _bpg_close(work, keep=True)
-            release_csv = release.to_frame().to_csv(index=False).encode("utf-8")
+            release_csv = release_text(release, notation).encode("utf-8")
             cf_csv, cf_out = None, None
             if release.counterfeits:
                 buf = io.StringIO()
@@ -391,7 +393,7 @@ def history_lines(ledger_dir: str | Path) -> list[str]:
 
 
 def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | None = None,
-                        spec_path: str | Path | None = None):
+                        spec_path: str | Path | None = None, notation: str | None = None):
     """The plan certifying release files against the ledger's truth: file ``i`` with the snapshot behind the
     ledger's release ``i``; the spec given (``certify SPEC FILES --ledger DIR``), else the one the last release
     was made with.  ``files`` None: the files the ledger recorded.  Returns ``(plan, problems)``, problems
@@ -434,19 +436,19 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
             if cf is not None and recorded and sha256_file(cf) != r.counterfeits_sha256:
                 problems.append(f"release {i}: {cf} changed or missing")
                 cf = cf if Path(cf).is_file() else None
-            release = read_release_csv(p, schema, counterfeits=cf)
+            release = read_release_csv(p, schema, counterfeits=cf, notation=notation)
             earlier.append((release, led.release(i, schema)[1]))
     if problems and len(earlier) < len(files):
         return None, problems
     return pipeline.ledger_plan(doc, path=path, base=base, earlier=earlier, snapshot=None), problems
 
 
-def verify_ledger(ledger_dir: str | Path, progress=None):
+def verify_ledger(ledger_dir: str | Path, progress=None, notation: str | None = None):
     """``ledger DIR --verify``: the recorded files re-certified with the ledger's snapshots and last spec.
     Returns ``(run or None, problems)``."""
     from . import pipeline
 
-    sc, problems = ledger_certify_plan(ledger_dir)
+    sc, problems = ledger_certify_plan(ledger_dir, notation=notation)
     if sc is None:
         return None, problems
     return pipeline.run_scenario(sc, progress), problems

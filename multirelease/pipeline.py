@@ -174,7 +174,8 @@ def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str |
 
 
 def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, requires: Sequence[str] = (),
-                 attack_names: Sequence[str] = (), targets: str | None = None) -> Scenario:
+                 attack_names: Sequence[str] = (), targets: str | None = None,
+                 notation: str | None = None) -> Scenario:
     """The plan of ``certify``: the spec's schema, data, dynamics, adversary, attacks and ``expect``, with the
     release files (in publication order) in place of its releases.
 
@@ -183,6 +184,7 @@ def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, 
     dynamics up to ``i`` - exactly the sequence ``run`` built - so a scenario's own YAML certifies what its
     ``run --out`` wrote.  ``counterfeits_<i>.csv`` beside ``release_<i>.csv`` is read with it.  Attacks: those
     named, else the spec's ``attacks`` when it has the key, else every registered attack that applies.
+    ``notation`` (``native`` / ``arx``) is the files' notation; ``None``: told from each file.
     """
     doc, base = load_yaml(spec_path)
     doc = dict(doc)
@@ -195,7 +197,7 @@ def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, 
             p = Path(f).resolve()
             if not p.is_file():  # name the file given on the command line, not the spec
                 raise InputError("release file not found", file=str(f), key=f"release {j}")
-            item: dict[str, Any] = {"file": str(p)}
+            item: dict[str, Any] = {"file": str(p)} if notation is None else {"file": str(p), "notation": notation}
             old = yaml_releases[j - 1] if j <= len(yaml_releases) else None
             if isinstance(old, Mapping):
                 item.update({k: old[k] for k in ("snapshot", "attributes", "anatomy", "separator") if k in old})

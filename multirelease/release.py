@@ -24,6 +24,7 @@ is the group; it must be declared (``anatomy=True``).
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -40,7 +41,7 @@ from .table import composite_sensitive
 __all__ = [
     "Release", "ReleaseTruth", "contains", "comparable", "generalizes",
     "read_release_csv", "write_release_csv", "read_counterfeits_csv", "write_counterfeits_csv",
-    "release_from_frame",
+    "release_from_frame", "read_release_bytes", "release_csv",
 ]
 
 RESERVED_COLUMNS = ("group", "uid")
@@ -224,27 +225,36 @@ class Release:
                 out &= (self.masks[n][rows, None] & other.masks[n][None, other_rows]) != 0
         return out
 
-    def qi_labels(self) -> pd.DataFrame:
-        """The published QI columns as text (one label per cell)."""
+    def qi_labels(self, notation: str = "native") -> pd.DataFrame:
+        """The published QI columns as text (one label per cell), in the project's notation or ARX's
+        (:mod:`multirelease.arx`)."""
+        from . import arx
+
         cols = {}
         for j, a in enumerate(self.qi_attributes):
+            fmt = a.format_cell if notation == "native" else (lambda lo, hi, m, a=a: arx.format_cell(a, lo, hi, m))
             mask = self.masks.get(a.name)
             key = np.column_stack([self.lo[:, j], self.hi[:, j]] + ([mask.view(np.int64)] if mask is not None else []))
             uniq, inv = np.unique(key, axis=0, return_inverse=True) if len(key) else (key, np.zeros(0, int))
-            labels = np.array([a.format_cell(int(u[0]), int(u[1]), int(u[2]) & 0xFFFFFFFFFFFFFFFF if mask is not None else 0)
+            labels = np.array([fmt(int(u[0]), int(u[1]), int(u[2]) & 0xFFFFFFFFFFFFFFFF if mask is not None else 0)
                                for u in uniq], dtype=object)
             cols[a.name] = labels[inv.reshape(-1)] if len(key) else np.zeros(0, dtype=object)
         return pd.DataFrame(cols)
 
-    def to_frame(self, *, with_group: bool = True) -> pd.DataFrame:
+    def to_frame(self, *, with_group: bool = True, notation: str = "native") -> pd.DataFrame:
         """The release in the contract's CSV layout: ``group`` (the class id, from 1), ``uid`` if tracked,
-        then the published attributes in schema order."""
+        then the published attributes in schema order.  ``notation="arx"``: QI cells in ARX's notation, and
+        ``group`` only where the QI values do not already draw the groups (:func:`multirelease.arx.writes_group`)."""
         out = {}
+        if notation == "arx":
+            from .arx import writes_group
+
+            with_group = with_group and writes_group(self)
         if with_group:
             out["group"] = (self.group if self.group is not None else self.classes + 1)
         if self.uid is not None:
             out["uid"] = self.uid
-        qi = self.qi_labels()
+        qi = self.qi_labels(notation)
         sens_cols = self._sensitive_frame()
         for name in self.attributes:
             if name in qi:
@@ -320,14 +330,18 @@ def _first_mixed_group(group: np.ndarray, classes: np.ndarray) -> tuple[int, int
 
 # ---------------------------------------------------------------------- CSV I/O
 def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
-                       counterfeits: Mapping[int, int] | None = None, anatomy: bool = False) -> Release:
+                       counterfeits: Mapping[int, int] | None = None, anatomy: bool = False,
+                       notation: str | None = None) -> Release:
     """Parse a frame in the release CSV layout (text cells) into a :class:`Release`.
 
     A ``group`` whose rows carry different generalized QI values is bad input (key ``group <id>``, naming two
     such rows by data row and file line, the header being line 1) unless ``anatomy`` declares an
     anatomy-style release, where the class is the group (module docstring); ``anatomy`` needs a ``group``
-    column.
+    column.  QI cells are read in the project's notation (``notation="native"``) or in ARX's, which reads every
+    native cell the same (:mod:`multirelease.arx`; ``None`` or ``"arx"``).
     """
+    from . import arx
+
     frame = frame.copy()
     frame.columns = [str(c).strip() for c in frame.columns]
     attrs = []
@@ -350,12 +364,13 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     masks: dict[str, np.ndarray] = {}
     for j, name in enumerate(quasi):
         a = schema[name]
+        parse = a.parse_cell if notation == "native" else (lambda text, a=a: arx.parse_cell(a, text))
         cells = frame[name].map(_scalar)
         uniq, inv = np.unique(cells.to_numpy(dtype=str), return_inverse=True)
         parsed = np.zeros((len(uniq), 3), dtype=object)
         for u, text in enumerate(uniq):
             try:
-                parsed[u] = a.parse_cell(text)
+                parsed[u] = parse(text)
             except InputError as exc:
                 row = int(np.flatnonzero(inv == u)[0]) + 2  # header is line 1
                 raise InputError(exc.problem, file=source, key=f"column {name}, line {row}") from None
@@ -412,25 +427,55 @@ def _mixed_problem(frame: pd.DataFrame, differ: Sequence[str], i: int, j: int) -
 
 
 def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Path | None = None,
-                     separator: str = ",", anatomy: bool = False) -> Release:
+                     separator: str | None = None, anatomy: bool = False, notation: str | None = None) -> Release:
     """Read a release file (and optionally its counterfeit statistics) in the contract's CSV format;
-    ``anatomy`` declares an anatomy-style release (:func:`release_from_frame`)."""
+    ``anatomy`` declares an anatomy-style release (:func:`release_from_frame`).  ``notation`` ``native`` /
+    ``arx`` fixes the notation and its separator (``,`` / ``;``); ``None`` tells the separator from the header
+    and reads the cells in ARX's notation, which reads every native cell the same (:mod:`multirelease.arx`)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", file=str(path))
     try:
-        frame = pd.read_csv(path, sep=separator, dtype=str, keep_default_na=False, skipinitialspace=True)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", file=str(path)) from None
+    return read_release_bytes(data, schema, source=str(path), counterfeits=read_counterfeits_csv(counterfeits)
+                              if counterfeits is not None else None, separator=separator, anatomy=anatomy,
+                              notation=notation)
+
+
+def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits: Mapping[int, int] | None = None,
+                       separator: str | None = None, anatomy: bool = False, notation: str | None = None) -> Release:
+    """:func:`read_release_csv` of a file's bytes (``source`` names it in errors)."""
+    from .arx import SEPARATORS, detect_separator
+
+    if separator is None:
+        if notation is not None:
+            separator = SEPARATORS[notation]
+        else:
+            header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+            separator = detect_separator(header, (*schema.names, *RESERVED_COLUMNS))
+    try:
+        frame = pd.read_csv(io.BytesIO(data), sep=separator, dtype=str, keep_default_na=False,
+                            skipinitialspace=True)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
+        raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=source) from None
     if not len(frame):
-        raise InputError("the release file holds no records", file=str(path))
-    cf = read_counterfeits_csv(counterfeits) if counterfeits is not None else None
-    return release_from_frame(schema, frame, source=str(path), counterfeits=cf, anatomy=anatomy)
+        raise InputError("the release file holds no records", file=source)
+    return release_from_frame(schema, frame, source=source, counterfeits=counterfeits, anatomy=anatomy,
+                              notation=notation)
 
 
-def write_release_csv(release: Release, path: str | Path) -> None:
-    """Write a release in the contract's CSV format (``group`` column first)."""
-    release.to_frame().to_csv(path, index=False)
+def release_csv(release: Release, notation: str = "native") -> str:
+    """The text of a release file: the contract's CSV (``group`` column first) or ARX's (``;``, ARX cells)."""
+    from .arx import SEPARATORS
+
+    return release.to_frame(notation=notation).to_csv(index=False, sep=SEPARATORS[notation])
+
+
+def write_release_csv(release: Release, path: str | Path, notation: str = "native") -> None:
+    """Write a release file (:func:`release_csv`)."""
+    Path(path).write_text(release_csv(release, notation), encoding="utf-8")
 
 
 def counterfeits_from_frame(frame: pd.DataFrame, *, source: str | None = None) -> dict[int, int]:

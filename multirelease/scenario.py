@@ -194,7 +194,7 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
         if data is None:
             raise InputError("a published release needs the raw table: give 'data'", file=source, key=key)
         return ReleaseStep(index=i, publisher_name=name, params=params, attributes=attributes, key=key)
-    allowed = {"file", "rows", "counterfeits", "snapshot", "separator", "anatomy"}
+    allowed = {"file", "rows", "counterfeits", "snapshot", "separator", "anatomy", "notation"}
     unknown = set(item) - allowed - {"attributes"}
     if unknown:
         raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
@@ -209,7 +209,11 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
         path = path if path.is_absolute() else base / path
         if not path.is_file():
             raise InputError(f"release file '{item['file']}' not found", file=source, key=f"{key}.file")
-        release = read_release_csv(path, schema, separator=str(item.get("separator", ",")), anatomy=anatomy)
+        from .arx import notation_of  # notation: native | arx (default: told from the file)
+
+        sep = item.get("separator")
+        release = read_release_csv(path, schema, separator=None if sep is None else str(sep), anatomy=anatomy,
+                                   notation=notation_of(item.get("notation"), key=f"{key}.notation", file=source))
         if counterfeits is not None:
             from dataclasses import replace
 
