@@ -182,8 +182,9 @@ class Correspondence(AttackBase):
                    "published-region signature and timestamp with targets: regions)",
         "cracked": "target rows with a positive crack in some attack",
         "violations": "target rows whose anonymity is below the parameter k (0 without k)",
-        "F_<n>": "the F-attack's crack sum of given target n (also C_<n>, B_<n> where its timestamp allows)",
-        "F_<n>_<value>": "the crack size of the group of sensitive value <value> in given target n's class",
+        "{F,C,B}_<n>": "the F-, C- or B-attack's crack sum of given target n (the attacks its timestamp allows)",
+        "{F,C,B}_<n>_<value>": "that attack's crack size of the group of the sensitive value named last, in "
+                               "given target n's class",
     }
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):

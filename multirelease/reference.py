@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from .reference_keys import missing_entries  # noqa: F401  (what the reference cannot say)
+
 __all__ = ["render_pages", "write_pages", "stale_pages", "missing_entries", "describe", "names", "publisher_entry",
            "attack_entry", "main"]
 
@@ -176,6 +178,12 @@ def publisher_entry(name: str) -> str:
         out.append("".join(f"- {line}\n" for line in lines))
     out += [n for n in (_notes(cls),) if n]
     return "\n".join(out + [f"Scenario: `releases: [{{publisher: {name}, ...}}]`.\n"])
+
+
+def metric_pattern(name: str) -> "re.Pattern":
+    """A described metric name as a pattern of reported names: ``{F,C,B}_<n>`` matches ``C_1``."""
+    rx = re.sub(r"\\{([^}]*)\\}", lambda m: "(?:" + "|".join(m.group(1).split(",")) + ")", re.escape(name))
+    return re.compile("^" + rx.replace("<n>", r"\d+").replace("<i>", r"\d+").replace("<value>", r"\w+") + "$")
 
 
 def _metric_rows(cls: type) -> list[tuple[str, str]]:
@@ -358,7 +366,19 @@ def render_pages() -> dict[str, str]:
         "cli.md": _cli_page(),
         "python.md": _python_page(),
     }
-    return {name: _HEADER + text.rstrip("\n") + "\n" for name, text in pages.items()}
+    return {name: _HEADER + _escape_tags(text.rstrip("\n")) + "\n" for name, text in pages.items()}
+
+
+def _escape_tags(text: str) -> str:
+    """``<i>`` outside code spans and fences as ``&lt;i>``: Markdown renderers would take it for HTML."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        fenced ^= line.startswith("```")
+        if not fenced and not line.startswith("```"):
+            line = "`".join(part if k % 2 else re.sub(r"<(?=[A-Za-z/])", "&lt;", part)
+                            for k, part in enumerate(line.split("`")))
+        out.append(line)
+    return "\n".join(out)
 
 
 def write_pages(docs: str | Path) -> list[Path]:
@@ -379,53 +399,6 @@ def stale_pages(docs: str | Path) -> list[str]:
     out = [n for n, text in pages.items() if not (folder / n).is_file()
            or (folder / n).read_text(encoding="utf-8") != text]
     out += sorted(p.name for p in folder.glob("*.md") if p.name not in pages) if folder.is_dir() else []
-    return out
-
-
-def missing_entries() -> list[str]:
-    """What the reference cannot say, one line each: a registered publisher or attack without ``paper``,
-    docstring or a parameter's description, an attack metric without a meaning, a key of a parser, a release
-    metric or an exit code without words (tests/test_reference.py asserts there is none)."""
-    from . import reference_keys as K
-    from .dynamics import STREAM_KEYS
-    from .expect import EXIT_CODES
-    from .ledger_release import SPEC_KEYS
-    from .report import RELEASE_METRICS
-    from .schema import _ATTRIBUTE_KEYS, GENERALIZATIONS, ROLES
-    from .scenario import TARGETS, TOP_KEYS
-    from .sequence import ADVERSARY_KEYS
-    from .transitions import _KEYS as TRANSITION_KEYS
-
-    out = []
-    pubs, attacks = _registries()
-    for kind, registry in (("publisher", pubs), ("attack", attacks)):
-        family = [registry[n] for n in registry]
-        for name in registry:
-            cls = registry[name]
-            if not _paper(cls).strip():
-                out.append(f"{kind} {name}: no paper")
-            if not _sections(cls.__doc__)[""]:
-                out.append(f"{kind} {name}: no docstring")
-            docs = _docstring_params(cls, family)
-            out += [f"{kind} {name}: parameter '{p}' not in its docstring's Parameters" for p in cls.params
-                    if p not in docs]
-            if kind == "attack":
-                desc = getattr(cls, "metric_descriptions", {})
-                out += [f"attack {name}: metric '{m}' has no description" for m in cls.metrics
-                        if not str(desc.get(m, "")).strip()]
-                out += [f"attack {name}: described metric '{m}' is not reported" for m in desc
-                        if "<" not in m and m not in tuple(cls.metrics)]
-    for what, keys, text in (("scenario key", TOP_KEYS, K.TOP_KEY_TEXT), ("spec key", SPEC_KEYS, K.SPEC_KEY_TEXT),
-                             ("attribute key", _ATTRIBUTE_KEYS, K.ATTRIBUTE_KEY_TEXT), ("role", ROLES, K.ROLE_TEXT),
-                             ("generalization", GENERALIZATIONS, K.GENERALIZATION_TEXT),
-                             ("adversary key", ADVERSARY_KEYS, K.ADVERSARY_TEXT),
-                             ("stream key", STREAM_KEYS, K.STREAM_TEXT),
-                             ("transitions key", TRANSITION_KEYS, K.TRANSITIONS_TEXT),
-                             ("targets value", TARGETS, K.TARGETS_TEXT),
-                             ("release metric", RELEASE_METRICS, K.RELEASE_METRIC_TEXT),
-                             ("exit code", set(EXIT_CODES.values()) | {2}, K.EXIT_TEXT)):
-        out += [f"{what} '{k}' has no words in multirelease/reference_keys.py" for k in keys if k not in text]
-        out += [f"{what} '{k}' of multirelease/reference_keys.py is not in the code" for k in text if k not in keys]
     return out
 
 
@@ -474,6 +447,8 @@ def describe(name: str) -> str:
     key = name.strip()
     if key.startswith("release[") and "]." in key:
         key = "release." + key.split("].", 1)[1]
+    if key not in idx and "." in key:  # a reported name of a described pattern: correspondence.C_1
+        key = next((k for k in idx if "<" in k and metric_pattern(k).match(key)), key)
     if key not in idx:
         lowered = {k.lower(): k for k in idx}
         if key.lower() not in lowered:

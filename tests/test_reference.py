@@ -181,3 +181,23 @@ def test_release_item_keys_are_the_parsers():
     allowed = set(re.findall(r'"(\w+)"', re.search(r"allowed = \{([^}]*)\}", source).group(1)))
     assert allowed | {"publisher", "attributes"} == set(reference_keys.RELEASE_ITEM_KEYS)
     assert set(reference_keys.RELEASE_ITEM_KEYS) == set(reference_keys.RELEASE_ITEM_TEXT)
+
+
+def test_every_reported_metric_has_a_description():
+    """What the attacks actually report on the papers' worked examples (a correspondence run with given
+    targets reports F_1, C_1_HIV...; update_graph with joint: true its joint figures) resolves to a metric
+    description (the exact name or a described pattern such as ``{F,C,B}_<n>_<value>``)."""
+    import multirelease
+
+    reported = set()
+    for name in ("fung_example_1_1", "wong_figure_2", "li_zhou_toy_m_distinct", "barbosa_table_3",
+                 "toy_republication"):
+        for attack, res in multirelease.run(ROOT / "scenarios" / f"{name}.yaml").report["attacks"].items():
+            reported |= {(attack, m) for m in (*res["summary"], *res.get("bounds", {}))}
+    assert {a for a, _ in reported} == set(ATTACKS)
+    assert {("correspondence", "C_1_HIV"), ("update_graph", "joint_extra")} <= reported
+    for attack, metric in sorted(reported):
+        described = ATTACKS[attack].metric_descriptions
+        assert metric in described or any(reference.metric_pattern(d).match(metric) for d in described if "<" in d), \
+            (attack, metric)
+        assert reference.describe(f"{attack}.{metric}").startswith("## `" + attack)
