@@ -176,6 +176,10 @@ def publisher_entry(name: str) -> str:
         out.append("**Guarantee** (what every release is claimed to satisfy; the ledger's gate and "
                    "`certify` judge it with the attacks, letters in braces are the parameters):\n")
         out.append("".join(f"- {line}\n" for line in lines))
+    checks = getattr(cls, "guarantee_checks", ())
+    if checks:
+        out.append("**Checks** each release passes before it is returned (else it is refused, exit 2):\n")
+        out.append(_table(("check", "how", "what"), ((f"`{c}`", how, what) for c, how, what in checks)))
     out += [n for n in (_notes(cls),) if n]
     return "\n".join(out + [f"Scenario: `releases: [{{publisher: {name}, ...}}]`.\n"])
 
@@ -216,7 +220,7 @@ def _adversary_rows():
 
     defaults = {f.name: f.default for f in fields(Adversary)}
     for key, rule in ADVERSARY_KEYS.items():
-        values = "true or false" if rule is bool else " \\| ".join(f"`{v}`" for v in rule)
+        values = "true or false" if rule is bool else " | ".join(f"`{v}`" for v in rule)
         d = defaults.get(key)
         yield f"`{key}`", values, f"`{str(d).lower() if isinstance(d, bool) else d}`", ADVERSARY_TEXT.get(key, "")
 
@@ -428,6 +432,11 @@ def _index() -> dict[str, list[str]]:
         add(m, text)
     for anchor, title, body in _scenario_sections():
         add(anchor, f"## {title}\n\n{body}")
+        head = body.split("\n")[:2]
+        for row in body.split("\n"):  # one key: adversary.sensitive, spec.publisher, stream.qi...
+            m = re.match(r"^\| `([\w-]+)` \|", row)
+            if m and row not in head:
+                add(f"{anchor}.{m.group(1)}", f"## {title}: `{m.group(1)}`\n\n" + "\n".join(head + [row]) + "\n")
     add("exit-codes", "## Exit codes\n\n" + _exit_table())
     return idx
 

@@ -115,6 +115,8 @@ def test_parameter_table_reads_the_code(monkeypatch):
     entry = reference.publisher_entry("m_invariance")
     assert "| `m` | an int in [2, inf) | required |" in entry
     assert "| `uid` | true or false | `false` |" in entry
+    for check, how, what in PUBLISHERS["m_invariance"].guarantee_checks:
+        assert f"| `{check}` | {how} | {what.replace('|', chr(92) + '|')} |" in entry
     entry = reference.attack_entry("correspondence")
     assert "| `method` | one of 'exact', 'closed_form' | `'exact'` |" in entry
     assert "| `time_limit` | a number in (0, inf) | `20.0` |" in entry
@@ -131,6 +133,9 @@ def test_describe_prints_the_entry(capsys):
     assert main(["describe", "k"]) == 0  # a linking metric and a release metric
     out = capsys.readouterr().out
     assert "`linking.k`" in out and "`release[<i>].k`" in out
+    assert main(["describe", "adversary.sensitive"]) == 0  # one key of a group, with its values from the code
+    out = capsys.readouterr().out
+    assert "| `sensitive` | `persistent` \\| `free` \\| `transitions` | `persistent` |" in out
     assert main(["describe", "--list"]) == 0
     listed = capsys.readouterr().out.split()
     assert {"mondrian", "possible_worlds.max_breach", "release.VEM", "adversary", "spec", "exit-codes"} <= set(listed)
