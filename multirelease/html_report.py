@@ -14,7 +14,6 @@ estimate.
 """
 from __future__ import annotations
 
-import html
 import io
 import math
 import os
@@ -25,7 +24,7 @@ from typing import Any, Mapping
 
 from .errors import InputError
 from .expect import parse_expectation
-from .html_witness import draw_witness, release_series
+from .html_witness import draw_witness, esc, release_series
 
 __all__ = ["render_html", "write_html", "check_html_target", "VERDICT_TITLES"]
 
@@ -84,10 +83,6 @@ footer{margin-top:3em;color:#6b7385;font-size:.85em;border-top:1px solid #d7dbe3
 """
 
 
-def esc(v: Any) -> str:
-    return html.escape(str(v), quote=True)
-
-
 def fmt(v: Any) -> str:
     """A number as the terminal shows it (thousands separators, 4 significant digits)."""
     if v is None:
@@ -141,7 +136,7 @@ def _adversary_words(adv: Mapping | None) -> list[str]:
         return []
     out = []
     qi = adv.get("quasi_identifiers")
-    out.append({"all": "knows every individual's quasi-identifiers (age, place, job...)",
+    out.append({"all": "knows every individual's quasi-identifiers",
                 "targets": "knows the quasi-identifiers of the people it targets",
                 "none": "knows no quasi-identifier values beyond what the releases show"}.get(qi, f"quasi-identifiers: {qi}"))
     if adv.get("presence"):
@@ -193,8 +188,7 @@ def _verdict_section(report: Mapping) -> str:
     checked = []
     if rel:
         sizes = ", ".join(fmt(r["records"]) for r in rel[:12]) + (", ..." if len(rel) > 12 else "")
-        checked.append(f"{len(rel)} release{'s' if len(rel) != 1 else ''} of the same population "
-                       f"({esc(sizes)} records)")
+        checked.append(f"{len(rel)} release{'s' if len(rel) != 1 else ''} ({esc(sizes)} records)")
     targets = report.get("targets")
     if targets:
         checked.append({"population": "every individual of the data was judged as a target",

@@ -75,11 +75,15 @@ def _correspondence(res: Mapping, metrics: list[str]) -> list[dict]:
                            "points": [(r, v[0], v[1]) for r, v in sorted(per.items())]})
     if not series:
         return []
+    caption = ("For each release, the smallest number of records a target is still hidden among after the attack "
+               "rules out the records that cannot be the target's (Definitions 3.2, 3.4, 3.6; higher is safer). "
+               "A shaded bar is a proven interval.")
+    n_rows, n_all = len(res.get("targets", [])), res.get("summary", {}).get("targets")
+    if isinstance(n_all, (int, float)) and n_all > n_rows:
+        caption += (f" The report keeps the worst {n_rows:,} of {int(n_all):,} target rows: a release without a "
+                    "point has none of them, and its figure is at least the largest one drawn.")
     return [{"title": "correspondence: anonymity left after cracking, per release cracked",
-             "ylabel": "smallest class left", "metrics": metrics, "series": series,
-             "caption": "For each release, the smallest number of records a target is still hidden among after "
-                        "the attack rules out the records that cannot be the target's (Definitions 3.2, 3.4, "
-                        "3.6; higher is safer). A shaded bar is a proven interval."}]
+             "ylabel": "smallest class left", "metrics": metrics, "series": series, "caption": caption}]
 
 
 def _per_release_rows(name: str, res: Mapping, metrics: list[str]) -> list[dict]:
@@ -112,8 +116,9 @@ def _intersection(res: Mapping, n: int, metrics: list[str]) -> list[dict]:
         v = float(sum(1 for r in counted if int(r["judged"]) <= i))
         pts.append((i, v, v))
     whole = _whole(res, metric)
-    if whole and whole[0] != whole[1]:
-        pts[-1] = (n, whole[0], whole[1])
+    if whole and (whole[0] != whole[1] or whole[0] != pts[-1][1]):
+        # an interval, or rows the report does not list: only the whole sequence's figure is known
+        pts = [(n, whole[0], whole[1])]
     return [{"title": f"intersection: targets isolated, releases 1..i ({metric})", "ylabel": "targets below the "
              "principle", "metrics": [metric], "series": [{"label": metric, "metric": metric, "points": pts}],
              "caption": "How many targets the adversary has isolated (too few candidates or too few sensitive "

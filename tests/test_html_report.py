@@ -221,3 +221,22 @@ def test_svg_ids_are_unique_per_page(capsys, tmp_path):
     assert ids and len(ids) == len(set(ids))
     for ref in re.findall(r"url\(#([^)]+)\)", page.read_text(encoding="utf-8")):
         assert ref in ids
+
+
+def test_ledger_html_reverifies_and_shows_the_history(capsys, tmp_path):
+    """``ledger DIR --html`` implies ``--verify``: the page of the re-certified sequence, with the history."""
+    clinic = ROOT / "docs" / "examples" / "clinic"
+    ledger, out = tmp_path / "ledger", tmp_path / "release_1.csv"
+    code, _, err = cli(capsys, "release", clinic / "spec.yaml", clinic / "snapshot_1.csv", "--ledger", ledger,
+                       "--out", out, "--quiet")
+    assert code == 0, err
+    page = tmp_path / "ledger.html"
+    code, text, err = cli(capsys, "ledger", ledger, "--html", page, "--quiet")
+    assert code == 0, err
+    assert "verify: verdict PASS" in text
+    html_text = page.read_text(encoding="utf-8")
+    assert_offline_and_small(html_text)
+    dom = parse(html_text)
+    assert dom.by_id["verdict-word"] == "PASS"
+    (history_line,) = [ln for ln in text.splitlines() if ln.startswith("1 ")]
+    assert history_line in dom.by_id["ledger"] and "snapshot 120 rows" in history_line
