@@ -180,10 +180,13 @@ class Intersection(AttackBase):
 
     # ------------------------------------------------------------------ with record tracking
     def _run_tracked(self, view: SequenceView, progress: Progress | None) -> AttackResult:
+        return self._judge_tracked(tracked(view.releases), progress)
+
+    def _judge_tracked(self, tr: Tracked, progress: Progress | None = None) -> AttackResult:
+        """The attack on the releases in uid space (:func:`attacks.intersection_core.tracked`)."""
         principle = self.principle
-        tr = tracked(view.releases)
         n_u = len(tr.uids)
-        n_rel = len(view.releases)
+        n_rel = tr.cls.shape[0]
         block, rep = signature_blocks(tr)
         verdicts = judge_blocks(tr, block, len(rep), principle, progress)
         bad_blocks = np.flatnonzero(~verdicts.ok)
@@ -253,6 +256,33 @@ class Intersection(AttackBase):
                 "exact_size": int(verdicts.size[b]),
             }
         return {"uid": str(tr.uids[u]), **cache[b]}
+
+    # ------------------------------------------------------------------ one release at a time (attacks.incremental)
+    def extend(self, state, view: SequenceView, index: int):
+        """The attack over releases ``1 .. index``: the releases in uid space are kept (:mod:`attacks.
+        intersection_inc`) and the new one added; the blocks and verdicts are then those of :meth:`run` on
+        the same :class:`Tracked` (with uids; without them the insertion-only variant is run on the whole
+        sequence and there is nothing to extend: ``NotImplemented``)."""
+        from .intersection_inc import TrackedState
+
+        release = view.releases[0]
+        if state is None and release.uid is None:
+            return NotImplemented
+        if release.uid is None or (state is not None and not isinstance(state, TrackedState)):
+            raise InputError("some releases carry uids and others do not: give uids in every release or none",
+                             key="column uid")
+        state = (state or TrackedState.empty()).extend(release, index)
+        return self._judge_tracked(state.tracked()), state
+
+    @staticmethod
+    def state_parts(state) -> tuple[bytes, bytes]:
+        return state.parts()
+
+    @staticmethod
+    def load_state(parts: list, summary: bytes):
+        from .intersection_inc import TrackedState
+
+        return TrackedState.load(parts, summary)
 
     # ------------------------------------------------------------------ without uids (insertions only)
     def _run_untracked(self, view: SequenceView, progress: Progress | None) -> AttackResult:

@@ -19,6 +19,7 @@ them apart.  Everything is computed exactly (``exact = True``) with ``O(n log n)
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -224,6 +225,12 @@ class Linking(AttackBase):
         if progress is not None:
             progress(total, total, "done")
 
+        worst: dict[str, Any] = {key: _witness(rel, i, c, st) for key, (_, rel, i, c, st) in best.items()}
+        return self._result(targets, worst, violations, first_violation)
+
+    def _result(self, targets: list, worst: dict, violations: int, first_violation: dict | None) -> AttackResult:
+        """The result from the per-release rows, the witnesses of the smallest ``k`` and ``l`` and the
+        violations (``run`` and ``extend`` alike)."""
         rows = [t for t in targets if t["records"] > 0]
         if rows:
             summary: dict[str, float] = {
@@ -238,10 +245,40 @@ class Linking(AttackBase):
             summary = {"k": 0, "l_distinct": 0, "l_entropy": 0.0, "alpha": 0.0, "prosecutor_max": 0.0,
                        "prosecutor_avg": 0.0}
         notes = () if rows else ("every release is empty",)
-        if principle is not None:
+        if self.principle is not None:
             summary["violations"] = int(violations)
-        worst: dict[str, Any] = {key: _witness(rel, i, c, st) for key, (_, rel, i, c, st) in best.items()}
+        worst = dict(worst)
         if first_violation is not None:
             worst["violation"] = first_violation
         return AttackResult(attack=self.name, summary=summary, exact=True, worst=worst, targets=tuple(targets),
                             notes=notes)
+
+    # ------------------------------------------------------------------ one release at a time (attacks.incremental)
+    def extend(self, state: dict | None, view: SequenceView, index: int) -> tuple[AttackResult, dict]:
+        """The result over releases ``1 .. index`` from the state of ``1 .. index - 1`` and the new release
+        (``view``): the checks are per release, so the new one is checked alone and merged - the smallest
+        ``k`` and ``l`` keep the first release attaining them, as :meth:`run` does."""
+        state = state or {"targets": [], "best": {}, "violations": 0, "first_violation": None}
+        one = self.run(view)
+        row = dict(one.targets[0], release=index)
+        l_key = "l_entropy" if self.config["l_kind"] == "entropy" else "l_distinct"
+        best = {k: list(v) for k, v in state["best"].items()}
+        for key, metric in (("k", "k"), ("l", l_key)):
+            if key in one.worst and (key not in best or row[metric] < best[key][0]):
+                best[key] = [row[metric], dict(one.worst[key], release=index)]
+        first = state["first_violation"]
+        if first is None and "violation" in one.worst:
+            first = dict(one.worst["violation"], release=index)
+        new = {"targets": state["targets"] + [row], "best": best,
+               "violations": int(state["violations"]) + int(one.summary.get("violations", 0)),
+               "first_violation": first}
+        worst = {key: doc for key, (_, doc) in best.items()}
+        return self._result(new["targets"], worst, new["violations"], first), new
+
+    @staticmethod
+    def state_parts(state: dict) -> tuple[bytes, bytes]:
+        return b"", json.dumps(state, sort_keys=True).encode("utf-8")
+
+    @staticmethod
+    def load_state(parts: list, summary: bytes) -> dict:
+        return json.loads(summary)

@@ -303,16 +303,23 @@ class UpdateGraph(AttackBase):
             raise InputError("update_graph needs the public update model: give 'transitions'")
         if not isinstance(model, TransitionModel):
             model = load_transitions(model, view.schema)
+        links = link_versions(view, model, self.config["linkage"])
+        return self._run_links(links, model, progress)[0]
+
+    def _run_links(self, links: VersionLinks, model: TransitionModel, progress: Progress | None = None,
+                   prior: tuple[list, tuple] | None = None) -> tuple[AttackResult, tuple[list, tuple]]:
+        """The attack on linked versions.  ``prior`` is ``(rows, best)`` of the first ``len(rows)`` prefixes
+        (:meth:`extend`): a prefix's row depends on its releases only, so those are not computed again.
+        Returns the result and the ``(rows, best)`` of every prefix."""
         c = self.config
-        links = link_versions(view, model, c["linkage"])
         N = links.n_releases
         weights = [node_weights(links, i, c["weights"]) for i in range(N)]
         present = [links.present(i) for i in range(N)]
         sp = forward_pass(weights, present, model)
-        rows = []
-        best = (-1.0, None, None)  # (risk, target, n)
+        rows = list(prior[0]) if prior else []
+        best = tuple(prior[1]) if prior else (-1.0, None, None)  # (risk, target, n)
         feas = risk = None
-        for n in range(1, N + 1):
+        for n in range(len(rows) + 1, N + 1):
             if progress is not None:
                 progress(n - 1, N + 1, f"release {n}")
             feas, risk = backward_risks(sp, model, n)
@@ -408,4 +415,37 @@ class UpdateGraph(AttackBase):
         if progress is not None:
             progress(N + 1, N + 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(rows),
-                            bounds=bounds, notes=tuple(notes), proven=proven, reason="time_limit", stats=stats)
+                            bounds=bounds, notes=tuple(notes), proven=proven, reason="time_limit",
+                            stats=stats), (rows, best)
+
+    # ------------------------------------------------------------------ one release at a time (attacks.incremental)
+    def extend(self, state, view: SequenceView, index: int):
+        """The attack over releases ``1 .. index``: the links of the earlier releases are kept
+        (:mod:`attacks.update_graph_inc`), the new release is linked alone, and :meth:`_run_links` computes the
+        new prefix's row from the same arrays ``run`` builds (the rows of earlier prefixes are kept).
+        ``NotImplemented`` when ``linkage: auto`` would now link otherwise (a release without uids after
+        releases with them): the whole sequence is then attacked by :meth:`run`."""
+        from .update_graph_inc import LinkState
+
+        model = view.transitions
+        if model is None:
+            raise InputError("update_graph needs the public update model: give 'transitions'")
+        if not isinstance(model, TransitionModel):
+            model = load_transitions(model, view.schema)
+        state = state or LinkState.empty()
+        new = state.extend(view.releases[0], view.population[0] if view.population else None, index, model,
+                           self.config["linkage"])
+        if new is NotImplemented:
+            return NotImplemented
+        result, (rows, best) = self._run_links(new.links(), model, prior=(new.rows, new.best))
+        return result, new.with_prefix(rows, best)
+
+    @staticmethod
+    def state_parts(state) -> tuple[bytes, bytes]:
+        return state.parts()
+
+    @staticmethod
+    def load_state(parts: list, summary: bytes):
+        from .update_graph_inc import LinkState
+
+        return LinkState.load(parts, summary)

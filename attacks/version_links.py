@@ -27,7 +27,8 @@ from multirelease.release import Release
 from multirelease.sequence import SequenceView
 from multirelease.transitions import TransitionModel
 
-__all__ = ["VersionLinks", "containing_classes", "containing_matrix", "link_versions", "node_weights"]
+__all__ = ["VersionLinks", "containing_classes", "containing_matrix", "link_ids", "link_release", "link_versions",
+           "node_weights"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,46 +222,52 @@ def link_versions(view: SequenceView, model: TransitionModel, linkage: str = "au
     groups = tuple(_class_groups(r) for r in releases)
     counterfeits = tuple(_class_counterfeits(r, g) for r, g in zip(releases, groups))
     who, where, member = [], [], []
+    if linkage not in ("uid", "population"):
+        raise InputError(f"unknown linkage '{linkage}' (known: auto, uid, population)")
     if linkage == "uid":
         missing = [i for i, r in enumerate(releases, 1) if r.uid is None]
         if missing:
             raise InputError(f"release {missing[0]} has no 'uid' column (linkage: uid)")
-        all_uid = np.concatenate([np.asarray(r.uid, dtype=object).astype(str) for r in releases])
-        codes, uniques = pd.factorize(pd.Series(all_uid, dtype=object), sort=False)
-        start = 0
-        for i, r in enumerate(releases, 1):
-            t = codes[start:start + len(r)].astype(np.int64)
-            start += len(r)
-            if len(np.unique(t)) != len(t):
-                raise InputError(f"release {i}: a uid appears twice")
-            # a uid's location is its row, in its row's class
-            n = len(r)
-            who.append(t)
-            where.append(np.arange(n, dtype=np.int64))
-            member.append(sparse.csr_matrix((np.ones(n, dtype=bool), r.classes.astype(np.int32), np.arange(n + 1)),
-                                            shape=(n, r.n_classes)))
-        targets = np.asarray(uniques, dtype=object)
-    elif linkage == "population":
+    else:
         pops = view.population
         if not pops or any(p is None for p in pops):
             raise InputError("linkage: population needs the population of every release (data or snapshots, "
                              "with quasi_identifiers known)")
-        all_ids = np.concatenate([np.asarray(p.ids, dtype=object).astype(str) for p in pops])
-        codes, uniques = pd.factorize(pd.Series(all_ids, dtype=object), sort=False)
-        start = 0
-        for r, pop in zip(releases, pops):
-            t_all = codes[start:start + len(pop)].astype(np.int64)
-            start += len(pop)
-            cols = [list(pop.schema.quasi).index(n) for n in r.quasi]
-            inverse, m = containing_matrix(r, pop.qi_codes[:, cols])
-            inside = np.diff(m.indptr)[inverse] > 0  # a person no class contains has no version here
-            who.append(t_all[inside])
-            where.append(inverse[inside])
-            member.append(m)
-        targets = np.asarray(uniques, dtype=object)
-    else:
-        raise InputError(f"unknown linkage '{linkage}' (known: auto, uid, population)")
+    ids = [link_ids(r, pop, linkage) for r, pop in zip(releases, view.population or [None] * len(releases))]
+    codes, uniques = pd.factorize(pd.Series(np.concatenate(ids), dtype=object), sort=False)
+    start = 0
+    for i, (r, t) in enumerate(zip(releases, ids), 1):
+        w, loc, m = link_release(r, view.population[i - 1] if linkage == "population" else None,
+                                 codes[start:start + len(t)].astype(np.int64), i)
+        start += len(t)
+        who.append(w)
+        where.append(loc)
+        member.append(m)
+    targets = np.asarray(uniques, dtype=object)
     return VersionLinks(targets, linkage, tuple(who), tuple(where), tuple(member), counts, counterfeits, groups)
+
+
+def link_ids(release: Release, population, linkage: str) -> np.ndarray:
+    """The target ids of one release: its uids (``uid``) or the ids of the population behind it."""
+    if linkage == "uid":
+        return np.asarray(release.uid, dtype=object).astype(str)
+    return np.asarray(population.ids, dtype=object).astype(str)
+
+
+def link_release(r: Release, pop, t: np.ndarray, index: int) -> tuple[np.ndarray, np.ndarray, sparse.csr_matrix]:
+    """``(who, where, member)`` of one release (:class:`VersionLinks`): ``t`` the target index of each of its
+    uids (``pop`` None, uid linkage) or of each person of its population ``pop`` (population linkage)."""
+    if pop is None:
+        if len(np.unique(t)) != len(t):
+            raise InputError(f"release {index}: a uid appears twice")
+        # a uid's location is its row, in its row's class
+        n = len(r)
+        return t, np.arange(n, dtype=np.int64), sparse.csr_matrix(
+            (np.ones(n, dtype=bool), r.classes.astype(np.int32), np.arange(n + 1)), shape=(n, r.n_classes))
+    cols = [list(pop.schema.quasi).index(n) for n in r.quasi]
+    inverse, m = containing_matrix(r, pop.qi_codes[:, cols])
+    inside = np.diff(m.indptr)[inverse] > 0  # a person no class contains has no version here
+    return t[inside], inverse[inside], m
 
 
 def node_weights(links: VersionLinks, i: int, weights: str = "frequency") -> np.ndarray:

@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .errors import InputError
 from .release import release_csv as release_text
 from .ledger import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
+from .ledger_gate import GateResume, last_snapshot, record as record_gate
 from .scenario import load_yaml
 from .schema import Schema
 from .table import Table, read_table
@@ -230,10 +231,10 @@ def _bpg_close(work: Path, keep: bool) -> None:
 
 # ---------------------------------------------------------------------- states as stored
 def _state_to_store(name: str, state: Mapping) -> dict:
-    """The state the ledger stores: bcf's state carries a 32-bit unkeyed hash of every record's raw values
-    (``records.crc``, to check that no published record changed, Fung et al.'s ``D1 ⊆ D1 ∪ D2``); the ledger
-    holds the snapshot itself, so it stores none and remakes them when the state is read
-    (:func:`_state_from_store`)."""
+    """The state the ledger stores: bcf's state carries a digest of every record's raw values (``records``,
+    HMAC-SHA-256 under a per-process key, to check that no published record changed, Fung et al.'s
+    ``D1 ⊆ D1 ∪ D2``); the ledger holds the snapshot itself, so it stores none and remakes them when the state
+    is read (:func:`_state_from_store`)."""
     state = dict(state)
     if name == "bcf" and isinstance(state.get("records"), Mapping):
         state["records"] = "ledger"
@@ -301,20 +302,26 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             raise InputError("the schema or publisher differs from the ledger's (give --amend REASON to change it)",
                              file=str(spec_path))
         _point("read")
-        earlier = [led.release(r.n, schema) for r in history]
-        changes = derive_changes(earlier[-1][1] if earlier else None, table)
+        # the earlier releases are not read: the gate extends what the ledger kept of them (ledger_gate)
+        resume = GateResume(led, history, schema, doc)
+        previous = last_snapshot(led, history, schema)
+        changes = derive_changes(previous, table)
+        from .transitions import check_updates, load_transitions  # updates follow the spec's public model
+
+        check_updates(load_transitions(doc.get("transitions"), schema, source=str(spec_path)),
+                      previous, table, source=str(snapshot), key="SNAPSHOT")
         name = doc["publisher"]["publisher"]
         state = None
         if last is not None and last.publisher == name:
-            state = _state_from_store(name, led.state(last.n), earlier[-1][1])
+            state = _state_from_store(name, led.state(last.n), previous)
         plan_doc, work = doc, None
         if name == "bpg":
             plan_doc, state, work = _bpg_prepare(led, n, doc, state)
         try:
-            sc = pipeline.ledger_plan(plan_doc, path=spec_path, base=base, earlier=earlier, snapshot=table,
-                                      seed=_seed(secret))
+            sc = pipeline.ledger_plan(plan_doc, path=spec_path, base=base, earlier=[(None, None)] * len(history),
+                                      snapshot=table, seed=_seed(secret))
             _point("planned")
-            run = pipeline.run_scenario(sc, progress, states={name: state} if state is not None else None)
+            run = pipeline.run_ledger_step(sc, resume, progress, states={name: state} if state is not None else None)
             _point("gated")
             verdict = run.verdict
             if verdict == "none":
@@ -352,6 +359,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             led.begin(secret)
             led.record(row, release_csv=release_csv, counterfeits_csv=cf_csv, snapshot=snap_bytes, truth=truth,
                        state=new_state)
+            record_gate(led, n, row.sha256, run, resume)
             _point("recorded")
             led.commit()
             recorded = True

@@ -34,7 +34,7 @@ from .scenario import TARGETS, Scenario, load_yaml, parse_scenario
 from .sequence import ReleaseSequence
 
 __all__ = ["Judgement", "ScenarioRun", "load_scenario", "load_scenario_document", "load_yaml", "plan", "certify_plan", "build_sequence", "run_attacks",
-           "judge", "run_scenario", "resolve_targets", "ledger_plan"]
+           "judge", "run_scenario", "resolve_targets", "ledger_plan", "run_ledger_step"]
 
 #: progress callback ``(description, done, total)``
 Step = Callable[[str, int, int], None]
@@ -69,6 +69,8 @@ class ScenarioRun:
     timings: dict = field(default_factory=dict)
     release_metrics: list = field(default_factory=list)
     states: list = field(default_factory=list)  # each publisher's serialized state after each release
+    #: a ledger step's attack states to keep (:func:`run_ledger_step`): name -> (parts, summary) or None
+    gate: dict = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -273,6 +275,72 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
     return plan(scenario, requires=claims.guarantee_requirements())
 
 
+def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = None, *,
+                    states: Mapping[str, dict] | None = None) -> ScenarioRun:
+    """One ledger step with the gate extended by the new release (issue 14: the gate still certifies the
+    whole sequence).  ``scenario`` is a :func:`ledger_plan` whose last step publishes the new release;
+    ``resume`` (:class:`multirelease.ledger_gate.GateResume`) gives what the ledger kept of releases
+    ``1 .. n - 1``: ``metrics()`` (their release metrics), ``state(name, attack)`` (an attack's state, or
+    ``None``) and ``earlier()`` (the releases as published, with their snapshots, read only when needed).
+
+    Only the new release is published.  Each attack that can be extended (:mod:`attacks.incremental`) is
+    extended by it - from its kept state, else from the earlier releases folded in one at a time - and its new
+    state is left in ``run.gate``; any other attack runs on the whole sequence.  The judgement is
+    :func:`judge`'s, as in :func:`run_scenario`."""
+    notify = progress or (lambda *_: None)
+    step = scenario.steps[-1]
+    if getattr(step.publisher, "state_for_sequence", None) is not None:
+        # a publisher that reads the releases as published (bcf): the whole sequence, as run_scenario builds it
+        for s, (release, snapshot) in zip(scenario.steps[:-1], resume.earlier()):
+            s.given, s.snapshot = release, snapshot
+        return run_scenario(scenario, progress, states=states)
+    run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
+    total = 1 + len(scenario.attacks)
+    build_sequence(replace(scenario, steps=[step]), run, notify, total, states)
+    run.release_metrics = list(resume.metrics()) + run.release_metrics
+    run.targets = resolve_targets(scenario, run.sequence)
+    for j, (name, attack) in enumerate(scenario.attacks):
+        notify(f"attack {name}", 1 + j, total)
+        t0 = time.perf_counter()
+        try:
+            run.results[name], run.gate[name] = _extend_attack(scenario, run, resume, name, attack, step.index)
+        except InputError as exc:
+            raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
+        run.timings[f"attack {name}"] = time.perf_counter() - t0
+    run.judged = judge(requirements(scenario), run.results, run.release_metrics)
+    notify("done", total, total)
+    return run
+
+
+def _extend_attack(scenario: Scenario, run: ScenarioRun, resume: Any, name: str, attack: Any, index: int):
+    """``(result, (parts, summary) or None)``: the attack over releases ``1 .. index`` (see
+    :func:`run_ledger_step`)."""
+    def view(pairs):
+        seq = ReleaseSequence()
+        for release, snapshot in pairs:
+            seq.append(release, None, snapshot)
+        return seq.view(scenario.adversary, scenario.transitions, targets=run.targets)
+
+    new = [(run.sequence.releases[-1], run.sequence.snapshots[-1])]
+    extend = getattr(attack, "extend", None)
+    state = resume.state(name, attack) if extend is not None else None
+    parts: list = []
+    out: Any = NotImplemented if extend is None else None
+    if extend is not None and state is None and index > 1:
+        for i, pair in enumerate(resume.earlier(), 1):  # not kept: the earlier releases folded in
+            out = extend(state, view([pair]), i)
+            if out is NotImplemented:
+                break
+            state = out[1]
+            parts.append(attack.state_parts(state)[0])
+    if out is not NotImplemented:
+        out = extend(state, view(new), index)
+    if out is NotImplemented:  # not extendable: the whole sequence
+        return attack.run(view(list(resume.earlier()) + new)), None
+    part, summary = attack.state_parts(out[1])
+    return out[0], (parts + [part], summary)
+
+
 def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:
     """The explicit target population: the scenario's ``targets``, else ``population`` when every release
     has the population behind it, else ``regions``."""
@@ -391,16 +459,21 @@ def judge(reqs: Sequence[tuple[Expectation, str]], results: Mapping[str, Any],
 
 # ---------------------------------------------------------------------- the whole path
 def run_scenario(scenario: Scenario, progress: Step | None = None, *, attack: bool = True,
-                 states: Mapping[str, dict] | None = None) -> ScenarioRun:
+                 states: Mapping[str, dict] | None = None, executor: Any = None) -> ScenarioRun:
     """Build the sequence, attack it (unless ``attack`` is false: ``publish``), judge the requirements;
-    ``states`` continues the publishers' sequence (:func:`ledger_plan`)."""
+    ``states`` continues the publishers' sequence (:func:`ledger_plan`); ``executor``
+    (:mod:`solver.executor`, e.g. Dask for ``--scheduler``) solves the attacks' independent components
+    (default: local processes) - the same figures whichever it is."""
+    from solver.executor import use_executor
+
     notify = progress or (lambda *_: None)
     run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
     total = len(scenario.steps) + (len(scenario.attacks) if attack else 0)
     build_sequence(scenario, run, notify, total, states)
     run.targets = resolve_targets(scenario, run.sequence)
     if attack:
-        run_attacks(scenario, run, notify, total)
+        with use_executor(executor):
+            run_attacks(scenario, run, notify, total)
         run.judged = judge(requirements(scenario), run.results, run.release_metrics)
     notify("done", total, total)
     return run

@@ -12,9 +12,14 @@ earlier release ``R_1..R_{n-1}`` of the chain (sections 3 and 7.1), so the state
   - **foreign** (``"made_by": "foreign"``): a release this anonymizer did not make (by ``tds``, by hand, by
     anything), kept as published: ``[group id or null, [QI labels], sensitive value, count]`` per distinct
     row (:func:`state_from_releases`);
-* ``records``: the ids and a hash of every record of the last snapshot, to check that ``D1 ⊆ D1 ∪ D2``
+* ``records``: the ids and a keyed digest of every record of the last snapshot, to check that ``D1 ⊆ D1 ∪ D2``
   with unchanged values (the publishing model of section 1.1: events are never deleted) - a violation is an
-  :class:`InputError`.
+  :class:`InputError`.  The digest is HMAC-SHA-256 under a key drawn from :mod:`secrets` once per process and
+  stored nowhere (issue 14: nothing stores an unkeyed hash of a raw value - an unkeyed 32-bit row hash let
+  anyone holding the state recover every sensitive value from known QIs by hashing the candidates); the state
+  names the key by a keyed digest of a constant, so a state from another process is refused rather than
+  misread.  The release ledger stores no digest at all: it remakes them from its own snapshot
+  (``multirelease.ledger_release``).
 
 :func:`incremental_chain` says when the incremental formulas may be trusted: every entry is own, its digest
 matches (a hand-edited or hand-made entry is foreign), it was measured incrementally with the same ``k``, and
@@ -23,7 +28,9 @@ it is a cut of the taxonomies.  Otherwise the publisher searches with the exact 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import secrets
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -199,35 +206,46 @@ def b_prefix(entry: Mapping, fam: CutFamily, values: pd.Index, t: int) -> np.nda
 
 
 # ---------------------------------------------------------------------- the records behind the last release
-def _record_hashes(snapshot: Table, quasi: Sequence[str], sens: Sequence[str], ids=None) -> np.ndarray:
-    """A 32-bit hash of every record's published QI and sensitive values (pandas' fixed-key row hash)."""
+#: the key of the record digests: from :mod:`secrets`, once per process, never stored
+_RECORD_KEY = secrets.token_bytes(32)
+
+
+def _key_id() -> str:
+    return hmac.new(_RECORD_KEY, b"bcf record digests", hashlib.sha256).hexdigest()[:16]
+
+
+def _record_macs(snapshot: Table, quasi: Sequence[str], sens: Sequence[str], ids=None) -> list[str]:
+    """HMAC-SHA-256 (128 bits, hex) of every record's published QI and sensitive values under the process
+    key: equal values give equal digests in this process, and nobody without the key can test a guess."""
     frame = snapshot.frame if ids is None else snapshot.frame.loc[ids]
     cols = list(quasi) + list(sens)
-    if not cols:
-        return np.zeros(len(frame), dtype=np.int64)
-    h = pd.util.hash_pandas_object(frame[cols].astype(str), index=False).to_numpy()
-    return (h & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    rows = frame[cols].astype(str).to_numpy().tolist() if cols else [[] for _ in range(len(frame))]
+    return [hmac.new(_RECORD_KEY, json.dumps(r).encode("utf-8"), hashlib.sha256).hexdigest()[:32] for r in rows]
 
 
 def record_digests(snapshot: Table, quasi: Sequence[str], sens: Sequence[str]) -> dict:
-    return {"ids": [str(i) for i in snapshot.ids], "crc": _record_hashes(snapshot, quasi, sens).tolist()}
+    return {"ids": [str(i) for i in snapshot.ids], "mac": _record_macs(snapshot, quasi, sens), "key": _key_id()}
 
 
 def check_growth(snapshot: Table, quasi, sens, records: Mapping, name: str) -> None:
     """``D1 ⊆ D1 ∪ D2``: every record of the previous snapshot is still there with the same values."""
     ids = list(records.get("ids", []))
-    crc = list(records.get("crc", []))
-    if len(ids) != len(crc):
-        raise InputError(f"{name}: malformed state (ids and crc differ in length)")
     if not ids:
         return
+    if "crc" in records or records.get("key") != _key_id():
+        raise InputError(f"{name}: the state's record digests were made by another process (or an older version, "
+                         f"with unkeyed hashes): continue the sequence through a release ledger, which keeps the "
+                         f"snapshot itself")
+    macs = list(records.get("mac", []))
+    if len(ids) != len(macs):
+        raise InputError(f"{name}: malformed state (ids and digests differ in length)")
     present = pd.Index(ids).isin(snapshot.frame.index)
     if not present.all():
         gone = ids[int(np.flatnonzero(~present)[0])]
         raise InputError(f"{name}: record '{gone}' of the previous release left the table; continuous publishing "
                          f"(Fung et al.) needs every earlier record in every later release")
-    now = _record_hashes(snapshot, quasi, sens, ids)
-    bad = np.flatnonzero(np.asarray(now, dtype=np.int64) != np.asarray(crc, dtype=np.int64))
+    now = _record_macs(snapshot, quasi, sens, ids)
+    bad = np.flatnonzero(np.asarray(now, dtype=object) != np.asarray(macs, dtype=object))
     if len(bad):
         raise InputError(f"{name}: record '{ids[int(bad[0])]}' changed its values since the previous release; "
                          f"continuous publishing (Fung et al.) never updates a published record")

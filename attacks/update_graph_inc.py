@@ -1,0 +1,109 @@
+"""The update-graph attack's links kept one release at a time (:mod:`attacks.incremental`; Li & Zhou section
+III, Definition 6: the external knowledge tables ``E_i``).
+
+:class:`LinkState` holds what :func:`attacks.version_links.link_versions` computes from every release - the
+targets in order of first appearance and, per release, who is present, at which location, the sparse
+``locations x classes`` membership, the per-class value counts, counterfeits and group ids - plus the rows of
+the prefixes already judged (a prefix's row depends on its own releases only) and the running worst case.
+A new release is linked alone (:func:`attacks.version_links.link_release`, the code ``link_versions`` runs
+for each release) against the targets seen so far; :meth:`LinkState.links` is then the
+:class:`~attacks.version_links.VersionLinks` ``link_versions`` gives on the whole sequence, array for array,
+so :meth:`attacks.update_graph.UpdateGraph._run_links` computes the same figures ``run`` does.
+
+Cost per release: linking the new release, and the forward and one backward sweep over the kept arrays
+(``O(N T V^2)`` NumPy work for ``N`` releases, ``T`` targets, ``V`` values - the eq. 2 risk of a version after
+the new release depends on every later layer, so the sweep is over the whole sequence); no release is read
+or linked again, and the per-prefix backward sweeps of the earlier releases (``O(N^2 T V^2)``) are not redone.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy import sparse
+
+from multirelease.errors import InputError
+from multirelease.release import Release
+from multirelease.transitions import TransitionModel
+
+from .incremental import extend_codes, from_strings, pack, strings, unpack
+from .version_links import (VersionLinks, _class_counterfeits, _class_counts, _class_groups, link_ids,
+                            link_release)
+
+__all__ = ["LinkState"]
+
+
+@dataclass
+class LinkState:
+    """Releases ``1 .. n`` linked (see the module docstring)."""
+
+    mode: str | None = None
+    targets: list = field(default_factory=list)
+    per_release: list = field(default_factory=list)  # (who, where, member, counts, counterfeits, groups)
+    rows: list = field(default_factory=list)
+    best: tuple = (-1.0, None, None)
+    added: tuple = ()  # the targets the last release added
+
+    @classmethod
+    def empty(cls) -> "LinkState":
+        return cls()
+
+    def extend(self, release: Release, population, index: int, model: TransitionModel, linkage: str):
+        """The state with ``release`` (release ``index``, ``population`` behind it) linked, or
+        ``NotImplemented`` when ``linkage: auto`` would link the whole sequence otherwise."""
+        mode = linkage
+        if linkage == "auto":
+            mode = self.mode or ("uid" if release.uid is not None else "population" if population is not None
+                                 else None)
+            if mode is None:
+                raise InputError("update_graph links the versions of a record by a 'uid' column in every release "
+                                 "or by the population (data or snapshots, with quasi_identifiers known)")
+            if mode == "uid" and release.uid is None:
+                return NotImplemented  # every release would now be linked by the population
+        if mode not in ("uid", "population"):
+            raise InputError(f"unknown linkage '{linkage}' (known: auto, uid, population)")
+        if mode == "uid" and release.uid is None:
+            raise InputError(f"release {index} has no 'uid' column (linkage: uid)")
+        if mode == "population" and population is None:
+            raise InputError("linkage: population needs the population of every release (data or snapshots, "
+                             "with quasi_identifiers known)")
+        counts = _class_counts(release, model, index)
+        groups = _class_groups(release)
+        cf = _class_counterfeits(release, groups)
+        codes, fresh = extend_codes(self.targets, link_ids(release, population, mode))
+        targets = self.targets + fresh
+        who, where, member = link_release(release, population if mode == "population" else None, codes, index)
+        return replace(self, mode=mode, targets=targets,
+                       per_release=self.per_release + [(who, where, member, counts, cf, groups)], added=tuple(fresh))
+
+    def with_prefix(self, rows: list, best: tuple) -> "LinkState":
+        return replace(self, rows=list(rows), best=tuple(best))
+
+    def links(self) -> VersionLinks:
+        """The :class:`VersionLinks` of every release so far."""
+        cols = list(zip(*self.per_release))
+        return VersionLinks(np.asarray(self.targets, dtype=object), self.mode, *map(tuple, cols))
+
+    # ------------------------------------------------------------------ stored
+    def parts(self) -> tuple[bytes, bytes]:
+        who, where, m, counts, cf, groups = self.per_release[-1]
+        part = pack({"shape": list(m.shape)},
+                    {"who": who, "where": where, "indptr": m.indptr, "indices": m.indices, "counts": counts,
+                     "counterfeits": cf, "groups": groups, "new_targets": strings(self.added)})
+        best = [float(self.best[0])] + [None if x is None else int(x) for x in self.best[1:]]
+        summary = json.dumps({"mode": self.mode, "rows": self.rows, "best": best}, sort_keys=True)
+        return part, summary.encode("utf-8")
+
+    @classmethod
+    def load(cls, parts: list, summary: bytes) -> "LinkState":
+        doc = json.loads(summary)
+        targets: list = []
+        per = []
+        for part in parts:
+            meta, a = unpack(part)
+            targets += from_strings(a["new_targets"])
+            n = len(a["indices"])
+            m = sparse.csr_matrix((np.ones(n, dtype=bool), a["indices"], a["indptr"]), shape=tuple(meta["shape"]))
+            per.append((a["who"], a["where"], m, a["counts"], a["counterfeits"], a["groups"]))
+        return cls(doc["mode"], targets, per, doc["rows"], tuple(doc["best"]))
