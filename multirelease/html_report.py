@@ -75,7 +75,7 @@ h3{margin:1.2em 0 .4em}.desc{color:#4a5366;max-width:60em}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
 th,td{border:1px solid #d7dbe3;padding:.25em .55em;text-align:left;vertical-align:top}
 th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.bad td{background:#fdecec}tr.unk td{background:#fff6e0}
+tr.row-bad td{background:#fdecec}tr.row-unk td{background:#fff6e0}
 .yes{color:#1f6b40;font-weight:600}.no{color:#a12a1f;font-weight:600}.unk{color:#8a6500;font-weight:600}
 .note{color:#4a5366;font-size:.9em}.chart svg,.witness svg{max-width:100%;height:auto}
 .scroll{overflow-x:auto}code{background:#f2f4f8;padding:0 .25em;border-radius:3px}
@@ -222,7 +222,7 @@ def _requirements_section(report: Mapping) -> str:
                 None: '<span class="unk">undecided</span>'}[holds]
         metric = x["expect"].split(" ")[0]
         value = fmt(x["value"]) if x.get("value") is not None else interval_words(metric, x)
-        cls = {False: ' class="bad"', None: ' class="unk"'}.get(holds, "")
+        cls = {False: ' class="row-bad"', None: ' class="row-unk"'}.get(holds, "")
         rows.append(f"<tr{cls}><td><code>{esc(x['expect'])}</code></td><td>{esc(requirement_words(x['expect']))}"
                     f"</td><td>{esc(value)}</td><td>{mark}</td><td>{esc(x.get('source', 'expect'))}</td></tr>")
     return ('<section id="requirements"><h2>Requirements</h2><table><tr><th>requirement</th><th>in words</th>'
@@ -251,7 +251,7 @@ def _summary_table(res: Mapping) -> str:
     for m, b in res.get("bounds", {}).items():
         est = res.get("estimates", {}).get(m)
         extra = f"; estimate {fmt(est)} (not proven)" if est is not None else ""
-        rows.append(f'<tr class="unk"><td>{esc(m)}</td><td>{esc(interval_words(m, b) + extra)}</td>'
+        rows.append(f'<tr class="row-unk"><td>{esc(m)}</td><td>{esc(interval_words(m, b) + extra)}</td>'
                     f"<td>interval</td></tr>")
     return f"<table><tr><th>metric</th><th>value</th><th></th></tr>{''.join(rows)}</table>"
 

@@ -384,7 +384,7 @@ def _world_tables(w: Mapping, max_rows: int = 30) -> str:
         items = list(assignment.items())
         if len(items) > max_rows:
             items = [(k, v) for k, v in items if k == who] + [(k, v) for k, v in items if k != who][:max_rows - 1]
-        rows = "".join(f"<tr{' class=bad' if k == who else ''}><td>{esc(k)}</td><td>{esc(v.get('value'))}</td>"
+        rows = "".join(f"<tr{' class=row-bad' if k == who else ''}><td>{esc(k)}</td><td>{esc(v.get('value'))}</td>"
                        f"<td class=num>{esc(v.get('row'))}</td></tr>" for k, v in items)
         more = f"<tr><td colspan=3>... {len(assignment) - len(items)} more</td></tr>" if len(assignment) > len(items) else ""
         parts.append(f"<table><tr><th colspan=3>release {esc(table.get('release'))}</th></tr><tr><th>individual</th>"
