@@ -278,11 +278,15 @@ def _families(t: int, j: int, n: int) -> tuple[str, ...]:
 
 
 def _group_sizes(nd, cls: int) -> dict[int, int]:
-    sel = nd.cls == cls
-    out: dict[int, int] = {}
-    for v, c in zip(nd.value[sel].tolist(), nd.count[sel].tolist()):
-        out[v] = out.get(v, 0) + c
-    return out
+    """``{sensitive value: records}`` of class ``cls`` (all classes of the release computed once)."""
+    table = nd.__dict__.get("_group_sizes")
+    if table is None:
+        table = {}
+        for c, v, k in zip(nd.cls.tolist(), nd.value.tolist(), nd.count.tolist()):
+            row = table.setdefault(c, {})
+            row[v] = row.get(v, 0) + k
+        object.__setattr__(nd, "_group_sizes", table)
+    return dict(table.get(int(cls), {}))
 
 
 def _class_ids(release: Release) -> np.ndarray:

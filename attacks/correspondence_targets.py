@@ -19,15 +19,14 @@ from multirelease.sequence import SequenceView
 
 from .base import AttackResult
 
-__all__ = ["CorrespondenceResult", "Target", "base_targets", "given_targets", "parse_targets", "requests_of",
-           "rows_frame"]
+__all__ = ["CorrespondenceResult", "Target", "base_targets", "given_targets", "parse_targets", "requests_of"]
 
 
 @dataclass(frozen=True)
 class CorrespondenceResult(AttackResult):
     """An :class:`~attacks.base.AttackResult` holding every target's row (``targets``, written whole by
-    ``--targets-file``: :func:`rows_frame`) whose report lists the rows ``shown`` only (the worst ones of a
-    large population: a report does not grow with the table)."""
+    ``--targets-file``: :mod:`multirelease.targets_file`) whose report lists the rows ``shown`` only (the
+    worst ones of a large population: a report does not grow with the table)."""
 
     shown: tuple | None = field(default=None, compare=False, repr=False)
 
@@ -36,19 +35,6 @@ class CorrespondenceResult(AttackResult):
         if self.shown is not None:
             out["targets"] = [self.targets[i] for i in self.shown]
         return out
-
-
-def rows_frame(rows: Sequence[Mapping]):
-    """Target rows as one flat table (``qid.<attribute>``, ``F.anonymity``, ...; list cells as JSON)."""
-    import json
-
-    import pandas as pd
-
-    frame = pd.json_normalize(list(rows), sep=".")
-    for c in frame.columns:
-        if frame[c].map(lambda x: isinstance(x, (list, dict))).any():
-            frame[c] = frame[c].map(lambda x: json.dumps(x) if isinstance(x, (list, dict)) else x)
-    return frame
 
 
 @dataclass
@@ -150,7 +136,7 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
 def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> list[Target]:
     import pandas as pd
 
-    from solver.regions import signature_ids
+    from solver.regions import signature_ids, unique_rows
 
     releases = view.releases
     n = len(releases)
@@ -166,11 +152,11 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
     allp = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="first")
     key = allp[[f"q{x}" for x in range(q)] + ["t"]].to_numpy(dtype=np.int64)
     del allp, frames
-    keys, counts = np.unique(key, axis=0, return_counts=True)  # sorted by (point, t)
+    keys, _, _, counts = unique_rows(key)  # sorted by (point, t)
     del key
-    pts, inv = np.unique(keys[:, :-1], axis=0, return_inverse=True)
+    pts, _, inv, _ = unique_rows(keys[:, :-1])
     ids, sets = signature_ids(nodes, pts)
-    sig = ids[inv.reshape(-1)]
+    sig = ids[inv]
     t = keys[:, -1]
     # a target must lie in some region of every release from its timestamp on
     present = np.ones(len(keys), dtype=bool)
@@ -179,9 +165,7 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
     skipped = int(counts[~present].sum())
     keys, counts, sig, t = keys[present], counts[present], sig[present], t[present]
     group_key = np.column_stack([t, sig]) if aggregate else keys
-    _, first, ginv, weight = np.unique(group_key, axis=0, return_index=True, return_inverse=True,
-                                       return_counts=True)
-    ginv = ginv.reshape(-1)
+    _, first, ginv, weight = unique_rows(group_key)
     people = np.bincount(ginv, weights=counts, minlength=len(first)).astype(np.int64)
     order = np.argsort(first, kind="stable")  # targets in the order of their first (point, t)
     out = []

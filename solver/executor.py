@@ -37,6 +37,8 @@ class Executor(Protocol):
 
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list: ...
 
+    def close(self) -> None: ...
+
 
 class InlineExecutor:
     """Every task in this process, in order."""
@@ -45,6 +47,9 @@ class InlineExecutor:
 
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
         return [fn(t) for t in tasks]
+
+    def close(self) -> None:
+        pass
 
 
 class LocalExecutor:
@@ -67,6 +72,9 @@ class LocalExecutor:
         with ProcessPoolExecutor(max_workers=min(self.processes, len(tasks)),
                                  mp_context=multiprocessing.get_context(method)) as pool:
             return list(pool.map(fn, tasks))
+
+    def close(self) -> None:
+        pass
 
 
 class DaskExecutor:

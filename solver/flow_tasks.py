@@ -4,7 +4,9 @@
 al., section 3.1: a generator is an integral flow, and no arc joins two components, so their optima add
 up).  Everything an objective needs of a component - its supplies ``a``, capacities ``b`` and arcs - fits
 in a :class:`FlowTask`; :func:`solve_tasks` (module level, so that it pickles) returns per task a first
-generator (the *base flow*) and the optimum of every objective:
+generator (the *base flow*) and the optimum of every objective, solving a chunk of components together
+(one solver call per round over the disjoint union of the components with work left - a census has
+hundreds of thousands of tiny components, and one call each was most of the time):
 
 * ``arc`` objectives: the maximum over generators of the flow on a set of arcs (F- and C-attacks), packed
   rounds first (one min-cost flow per round maximizes many objectives with disjoint endpoints; an objective
@@ -13,8 +15,8 @@ generator (the *base flow*) and the optimum of every objective:
   ``supply - max flow avoiding them``.
 
 Solvers: OR-Tools ``SimpleMinCostFlow`` / ``SimpleMaxFlow`` from numpy arrays (int32 nodes, int64
-capacities).  A task's answer depends on the task only, so whichever executor runs it
-(:mod:`solver.executor`) the figures are the same; an infeasible component is reported back
+capacities).  A chunk's answer depends on the chunk only, so whichever executor runs it
+(:mod:`solver.executor`) the report is the same; an infeasible component is reported back
 (``infeasible``), and the caller raises :class:`~solver.flows.NoGenerator`.
 """
 from __future__ import annotations
@@ -83,47 +85,61 @@ def min_cost_flow_of(a: np.ndarray, b: np.ndarray, tail: np.ndarray, head: np.nd
     return int(smcf.optimal_cost()), np.asarray(flows[:n_arcs], dtype=np.int64)
 
 
-def _max_flow_avoiding(task: FlowTask, blocked_v: np.ndarray) -> int:
-    """Max flow from ``R1`` to ``R2`` without the ``R2`` nodes ``blocked_v``."""
-    k1, k2 = len(task.a), len(task.b)
-    src, sink = k1 + k2, k1 + k2 + 1
-    keep_v = np.ones(k2, dtype=bool)
-    keep_v[blocked_v] = False
-    arc_keep = keep_v[task.head]
-    tails = np.concatenate([np.full(k1, src), task.tail[arc_keep], k1 + np.flatnonzero(keep_v)])
-    heads = np.concatenate([np.arange(k1), k1 + task.head[arc_keep], np.full(int(keep_v.sum()), sink)])
-    caps = np.concatenate([task.a, task.a[task.tail[arc_keep]], task.b[keep_v]])
+def _union_mcf(parts: list[tuple[FlowTask, np.ndarray | None]]) -> tuple[list[np.ndarray], list[int]] | None:
+    """One min-cost flow over the disjoint union of several components (each ``(task, arc costs)``): the
+    union's objective is the sum of the components' and its constraints are theirs, so its optimum is an
+    optimum of every component at once.  Returns per component its arc flows and optimal cost (``None``:
+    some component is infeasible)."""
+    a = np.concatenate([t.a for t, _ in parts])
+    b = np.concatenate([t.b for t, _ in parts])
+    off_u = np.cumsum([0] + [len(t.a) for t, _ in parts])
+    off_v = np.cumsum([0] + [len(t.b) for t, _ in parts])
+    off_e = np.cumsum([0] + [len(t.tail) for t, _ in parts])
+    tail = np.concatenate([t.tail + off_u[i] for i, (t, _) in enumerate(parts)])
+    head = np.concatenate([t.head + off_v[i] for i, (t, _) in enumerate(parts)])
+    cost = np.concatenate([c if c is not None else np.zeros(len(t.tail), np.int64) for t, c in parts])
+    out = min_cost_flow_of(a, b, tail, head, cost)
+    if out is None:
+        return None
+    flow = out[1]
+    flows = [flow[off_e[i]:off_e[i + 1]] for i in range(len(parts))]
+    costs = [int(np.dot(flows[i], cost[off_e[i]:off_e[i + 1]])) for i in range(len(parts))]
+    return flows, costs
+
+
+def _union_max_flow(parts: list[tuple[FlowTask, np.ndarray]]) -> list[int]:
+    """Per component ``(task, blocked R2 nodes)``: its max flow from ``R1`` to ``R2`` avoiding the blocked
+    nodes, all in one max flow over the disjoint union (read back per component on its sink arcs)."""
+    src_t, dst_t, cap_t, owner = [], [], [], []
+    n_nodes = 2  # 0 source, 1 sink
+    for i, (task, blocked) in enumerate(parts):
+        k1, k2 = len(task.a), len(task.b)
+        u0, v0 = n_nodes, n_nodes + k1
+        n_nodes += k1 + k2
+        keep_v = np.ones(k2, dtype=bool)
+        keep_v[blocked] = False
+        arc_keep = keep_v[task.head]
+        kv = np.flatnonzero(keep_v)
+        src_t += [np.zeros(k1, np.int64), u0 + task.tail[arc_keep], v0 + kv]
+        dst_t += [u0 + np.arange(k1), v0 + task.head[arc_keep], np.ones(len(kv), np.int64)]
+        cap_t += [task.a, task.a[task.tail[arc_keep]], task.b[keep_v]]
+        owner.append(np.full(len(kv), i, np.int64))
+    tails, heads, caps = np.concatenate(src_t), np.concatenate(dst_t), np.concatenate(cap_t)
     smf = max_flow.SimpleMaxFlow()
     smf.add_arcs_with_capacity(tails.astype(np.int32), heads.astype(np.int32), caps.astype(np.int64))
-    status = smf.solve(src, sink)
+    status = smf.solve(0, 1)
     if status != smf.OPTIMAL:
         raise SolverError(f"max flow ended with status {status!r}")
-    return int(smf.optimal_flow())
+    sink_arcs = np.flatnonzero(heads == 1)
+    f = np.asarray(smf.flows(sink_arcs.astype(np.int32)), dtype=np.int64)
+    return np.bincount(np.concatenate(owner), weights=f, minlength=len(parts)).astype(np.int64).tolist() \
+        if len(owner) else []
 
 
-def _solve(task: FlowTask) -> FlowAnswer:
-    solves = 0
-    supply = int(task.a.sum())
-    if supply:
-        out = min_cost_flow_of(task.a, task.b, task.tail, task.head)
-        solves += 1
-        if out is None:
-            return FlowAnswer(task.index, None, [], [], solves, infeasible=True)
-        base = out[1]
-    else:
-        base = np.zeros(len(task.tail), np.int64)
-    arc_values: list = [None] * len(task.arc_objectives)
-    pending = []
-    for i, arcs in enumerate(task.arc_objectives):
-        tails = np.unique(task.tail[arcs])
-        heads = np.unique(task.head[arcs])
-        ub = min(int(task.a[tails].sum()), int(task.b[heads].sum()))
-        if int(base[arcs].sum()) >= ub:  # the base generator already proves it
-            arc_values[i] = ub
-        else:
-            pending.append((i, arcs, tails, heads, ub))
-    single = []
-    while pending:  # packed rounds: objectives with disjoint endpoints share one min-cost flow
+def _packed_rounds(task: FlowTask, pending: list) -> list[list]:
+    """Rounds of objectives with pairwise disjoint endpoints (greedy, in order)."""
+    rounds = []
+    while pending:
         used_u: set = set()
         used_v: set = set()
         picked, rest = [], []
@@ -135,36 +151,113 @@ def _solve(task: FlowTask) -> FlowAnswer:
                 used_v.update(hl)
             else:
                 rest.append(item)
+        rounds.append(picked)
         pending = rest
-        if len(picked) == 1:
-            single.append(picked[0])
-            continue
-        cost = np.zeros(len(task.tail), np.int64)
-        for item in picked:
-            cost[item[1]] = -1
-        _, flow = min_cost_flow_of(task.a, task.b, task.tail, task.head, cost)
-        solves += 1
-        for item in picked:
-            if int(flow[item[1]].sum()) >= item[4]:
-                arc_values[item[0]] = item[4]
-            else:
-                single.append(item)
-    for i, arcs, _, _, _ in single:
-        cost = np.zeros(len(task.tail), np.int64)
-        cost[arcs] = -1
-        value, _ = min_cost_flow_of(task.a, task.b, task.tail, task.head, cost)
-        solves += 1
-        arc_values[i] = -value
-    into_values = []
-    for vs in task.into_objectives:
-        if not supply or int(base[np.isin(task.head, vs)].sum()) == 0:
-            into_values.append(0)
-        else:
-            into_values.append(supply - _max_flow_avoiding(task, vs))
-            solves += 1
-    return FlowAnswer(task.index, base, arc_values, into_values, solves)
+    return rounds
 
 
 def solve_tasks(tasks: list[FlowTask]) -> list[FlowAnswer]:
-    """Solve a chunk of component tasks (in order)."""
-    return [_solve(t) for t in tasks]
+    """Solve a chunk of component tasks; answers in the order of the tasks.
+
+    The components of a chunk are solved together, one solver call per *round* over the union of the
+    components that still have work (:func:`_union_mcf`, :func:`_union_max_flow`): their base flows in one
+    call, then the packed rounds, then the remaining objectives one per component per call.  Every value
+    is a component's own optimum (or a proved bound reached), so the figures do not depend on how
+    components are grouped; the generators do, so chunks are made from the input alone
+    (:func:`solver.executor.chunks`)."""
+    answers = [FlowAnswer(t.index, None, [None] * len(t.arc_objectives), [None] * len(t.into_objectives), 0)
+               for t in tasks]
+    with_supply = [i for i, t in enumerate(tasks) if int(t.a.sum())]
+    for i, t in enumerate(tasks):
+        if not int(t.a.sum()):
+            answers[i].base_flow = np.zeros(len(t.tail), np.int64)
+    solves = 0
+    if with_supply:
+        out = _union_mcf([(tasks[i], None) for i in with_supply])
+        solves += 1
+        if out is None:  # find the infeasible component(s)
+            for i in with_supply:
+                one = min_cost_flow_of(tasks[i].a, tasks[i].b, tasks[i].tail, tasks[i].head)
+                solves += 1
+                if one is None:
+                    answers[i].infeasible = True
+                    answers[i].solves = solves
+                    return answers
+                answers[i].base_flow = one[1]
+        else:
+            for i, f in zip(with_supply, out[0]):
+                answers[i].base_flow = f
+    # arc objectives: the base generator's proof, then packed rounds, then one at a time
+    packed: dict[int, list] = {}
+    for i, t in enumerate(tasks):
+        base = answers[i].base_flow
+        pending = []
+        for k, arcs in enumerate(t.arc_objectives):
+            tails = np.unique(t.tail[arcs])
+            heads = np.unique(t.head[arcs])
+            ub = min(int(t.a[tails].sum()), int(t.b[heads].sum()))
+            if int(base[arcs].sum()) >= ub:
+                answers[i].arc_values[k] = ub
+            else:
+                pending.append((k, arcs, tails, heads, ub))
+        if pending:
+            packed[i] = _packed_rounds(t, pending)
+    single: dict[int, list] = {}
+    for r in range(max((len(x) for x in packed.values()), default=0)):
+        parts, who = [], []
+        for i, rounds in packed.items():
+            if r >= len(rounds):
+                continue
+            if len(rounds[r]) == 1:
+                single.setdefault(i, []).append(rounds[r][0])
+                continue
+            cost = np.zeros(len(tasks[i].tail), np.int64)
+            for item in rounds[r]:
+                cost[item[1]] = -1
+            parts.append((tasks[i], cost))
+            who.append(i)
+        if not parts:
+            continue
+        flows, _ = _union_mcf(parts)
+        solves += 1
+        for i, f in zip(who, flows):
+            for item in packed[i][r]:
+                if int(f[item[1]].sum()) >= item[4]:
+                    answers[i].arc_values[item[0]] = item[4]
+                else:
+                    single.setdefault(i, []).append(item)
+    for r in range(max((len(x) for x in single.values()), default=0)):
+        parts, who = [], []
+        for i, items in single.items():
+            if r < len(items):
+                cost = np.zeros(len(tasks[i].tail), np.int64)
+                cost[items[r][1]] = -1
+                parts.append((tasks[i], cost))
+                who.append((i, items[r][0]))
+        _, costs = _union_mcf(parts)
+        solves += 1
+        for (i, k), c in zip(who, costs):
+            answers[i].arc_values[k] = -c
+    # into objectives: supply minus the max flow avoiding the nodes, where the base generator uses them
+    todo: dict[int, list] = {}
+    for i, t in enumerate(tasks):
+        supply = int(t.a.sum())
+        base = answers[i].base_flow
+        for k, vs in enumerate(t.into_objectives):
+            if not supply or int(base[np.isin(t.head, vs)].sum()) == 0:
+                answers[i].into_values[k] = 0
+            else:
+                todo.setdefault(i, []).append((k, vs))
+    for r in range(max((len(x) for x in todo.values()), default=0)):
+        parts, who = [], []
+        for i, items in todo.items():
+            if r < len(items):
+                parts.append((tasks[i], items[r][1]))
+                who.append((i, items[r][0]))
+        flows = _union_max_flow(parts)
+        solves += 1
+        for (i, k), f in zip(who, flows):
+            answers[i].into_values[k] = int(tasks[i].a.sum()) - int(f)
+    if answers:
+        answers[0].solves = solves
+    return answers

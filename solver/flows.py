@@ -59,6 +59,9 @@ from .regions import Nodes, comparable_pairs
 
 #: components' total size (arcs, nodes, objectives) from which local worker processes solve them
 _PARALLEL_WORK = 400_000
+#: work per chunk of components (one task of the executor), and the most chunks
+_CHUNK_WORK = 100_000
+_MAX_CHUNKS = 64
 
 __all__ = ["BuddyGraph", "NoGenerator", "generator_json"]  # generator_json: solver.flow_witness
 
@@ -186,7 +189,8 @@ class BuddyGraph:
                  for t in tasks]
         if isinstance(ex, LocalExecutor) and sum(sizes) < _PARALLEL_WORK:
             ex = InlineExecutor()
-        parts = chunks(sizes, 1 if isinstance(ex, InlineExecutor) else 4 * max(1, getattr(ex, "processes", 4)))
+        # the chunks depend on the input only (a chunk's generators do): the same whichever executor
+        parts = chunks(sizes, max(1, min(_MAX_CHUNKS, sum(sizes) // _CHUNK_WORK)))
         answers = [a for out in ex.map(solve_tasks, [[tasks[i] for i in part] for part in parts]) for a in out]
         for ans in sorted(answers, key=lambda x: x.index):
             comp = self.components[ans.index]
