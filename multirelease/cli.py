@@ -125,8 +125,27 @@ _TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the dat
                 "the published regions allow); default population when there is data"
 
 
+_SCHEDULER_HELP = "solve the attacks' independent components on this Dask scheduler (tcp://host:8786; needs " \
+                  "the dask extra of multirelease); default: local processes - the same figures either way"
+_TARGETS_FILE_HELP = "write every target row of the attacks here (.csv, or .parquet with pyarrow); the report " \
+                     "lists the worst ones"
+
+
+def _run_pipeline(pipeline, sc, scheduler: str | None):
+    """``pipeline.run_scenario`` with the executor of ``--scheduler`` (:mod:`solver.executor`)."""
+    from solver.executor import executor_for
+
+    executor = executor_for(scheduler) if scheduler else None
+    try:
+        with progress_bar() as bar:
+            return pipeline.run_scenario(sc, progress=bar, executor=executor)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
 def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, notation: str = "native", *,
-            html: Path | None = None) -> None:
+            html: Path | None = None, targets_file: Path | None = None) -> None:
     """Report one pass of the pipeline (terminal, JSON, HTML page, release files) and exit with its verdict's
     code."""
     from .report import build_report, render_terminal
@@ -138,6 +157,10 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, no
         write_releases(run.sequence, out, notation)
     if json_path:
         _emit_json(report, json_path)
+    if targets_file is not None:
+        from .targets_file import write_targets_file
+
+        write_targets_file(run.results, targets_file)
     if html is not None:
         from .html_report import write_html
         from .report import page_context
@@ -153,12 +176,16 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
         fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
-        html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP)) -> None:
+        html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
+        scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
+        targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP)) -> None:
     """Run a scenario: publish or read its releases, attack them, judge its expectations."""
     from . import pipeline
     from .scenario import TARGETS
+    from .targets_file import check_targets_file
 
     _check_targets(json_path, out)
+    check_targets_file(targets_file)
     check_html_target(html)
     notation = _write_format(fmt)
     if targets is not None and targets not in TARGETS:
@@ -169,9 +196,8 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
             raise InputError("targets: population needs the population: give 'data'", file=str(scenario),
                              key="--targets")
         sc.targets = targets
-    with progress_bar() as bar:
-        result = pipeline.run_scenario(sc, progress=bar)
-    _finish(result, json_path, quiet, out, notation, html=html)
+    result = _run_pipeline(pipeline, sc, scheduler)
+    _finish(result, json_path, quiet, out, notation, html=html, targets_file=targets_file)
 
 
 @app.command()
@@ -188,13 +214,17 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
                                                   "(the snapshots behind its releases)"),
             fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
             html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
+            scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
+            targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
             ) -> None:
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
     when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
     from . import pipeline
     from .arx import notation_of
+    from .targets_file import check_targets_file
 
     _check_targets(json_path)
+    check_targets_file(targets_file)
     check_html_target(html)
     notation = notation_of(fmt)
     if ledger is not None:
@@ -208,9 +238,8 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
     else:
         sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
                                    targets=targets, notation=notation)
-    with progress_bar() as bar:
-        result = pipeline.run_scenario(sc, progress=bar)
-    _finish(result, json_path, quiet, html=html)
+    result = _run_pipeline(pipeline, sc, scheduler)
+    _finish(result, json_path, quiet, html=html, targets_file=targets_file)
 
 
 @app.command()
