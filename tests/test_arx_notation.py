@@ -165,8 +165,8 @@ def test_unknown_format_is_bad_input(hand, capsys):
 # ---------------------------------------------------------------------- Adult
 def test_adult_mondrian_in_arx_notation_certifies_like_the_native_release(tmp_path):
     native, arx = tmp_path / "native", tmp_path / "arx"
-    assert main(["run", str(ADULT_MONDRIAN), "--out", str(native), "-q"]) == 0
-    assert main(["publish", str(ADULT_MONDRIAN), "--out", str(arx), "--format", "arx"]) == 0
+    assert main(["run", str(ADULT_MONDRIAN), "--out", str(arx), "--format", "arx", "-q"]) == 0
+    assert main(["publish", str(ADULT_MONDRIAN), "--out", str(native)]) == 0
     text = (arx / "release_1.csv").read_text(encoding="utf-8")
     header = text.splitlines()[0]
     assert header.split(";")[0] == "sex" and "group" not in header  # classes are drawn by the QI cells
@@ -294,3 +294,20 @@ def test_ledger_writes_and_reads_arx_notation(tmp_path):
         reports.append(json.loads(out.read_text()))
     assert reports[0]["verdict"] == "pass" and reports[0]["attacks"] == reports[1]["attacks"]
     assert reports[0]["releases"] == reports[1]["releases"]
+
+
+def test_publish_format_arx_and_bad_format(tmp_path, capsys):
+    """``publish --format arx`` writes what ``publish`` writes, in ARX's notation; a notation that does not
+    exist is bad input before anything is written."""
+    tiny = ROOT / "tests" / "data" / "tiny.yaml"
+    assert main(["publish", str(tiny), "--out", str(tmp_path / "n")]) == 0
+    assert main(["publish", str(tiny), "--out", str(tmp_path / "a"), "--format", "arx"]) == 0
+    text = (tmp_path / "a" / "release_1.csv").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "age;country;disease"
+    schema = load_scenario(tiny).schema
+    back = read_release_csv(tmp_path / "a" / "release_1.csv", schema, notation="arx")
+    assert release_csv(back) == (tmp_path / "n" / "release_1.csv").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["publish", str(tiny), "--out", str(tmp_path / "x"), "--format", "auto"]) == 2
+    assert "--format: must be native or arx when writing" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
