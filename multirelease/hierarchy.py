@@ -413,7 +413,9 @@ class Hierarchy:
             return self.node_labels[j]
         allow = self.ordered if allow_intervals is None else allow_intervals
         if allow and self.leaf_values is not None:
-            return f"[{_fmt_number(self.leaf_values[lo])},{_fmt_number(self.leaf_values[hi])}]"
+            a, b = _fmt_number(self.leaf_values[lo]), _fmt_number(self.leaf_values[hi])
+            # a label of the file names its node whatever it looks like: never write another range as it
+            return f"[{a},{b}]" if f"[{a},{b}]" not in self._label_index else f"[{a}, {b}]"
         raise ValueError(f"range [{lo},{hi}] is not a node of the hierarchy of '{self.name}'")
 
     def is_node_range(self, lo: int, hi: int) -> bool:

@@ -311,3 +311,32 @@ def test_publish_format_arx_and_bad_format(tmp_path, capsys):
     assert main(["publish", str(tiny), "--out", str(tmp_path / "x"), "--format", "auto"]) == 2
     assert "--format: must be native or arx when writing" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_interval_labels_of_the_file_win_over_their_reading(tmp_path):
+    """A hierarchy file whose labels look like ARX intervals but group other values (shifted by one, as the
+    Adult age file's '20-29' holds 21..30): the label is the file's node, and a run of values that the label's
+    text would describe is written another way, so that it reads back as itself."""
+    from multirelease.schema import Attribute
+
+    lines = [f"{v};[{(v - 1) // 10 * 10}, {(v - 1) // 10 * 10 + 10}[;*" for v in range(11, 41)]
+    h = _hierarchy(tmp_path, "\n".join(lines) + "\n")
+    assert h.ordered and _covers(h, "[20, 30[") == [str(v) for v in range(21, 31)]
+    age = Attribute("age", "quasi", h, "interval")
+    assert parse_cell(age, "[20, 30[")[:2] == (h.code("21"), h.code("30"))
+    text = format_cell(age, h.code("20"), h.code("29"))
+    assert text == "[20, 29]" and parse_cell(age, text)[:2] == (h.code("20"), h.code("29"))
+    assert parse_cell(age, "]19, 29]")[:2] == (h.code("20"), h.code("29"))
+
+
+def test_native_interval_never_written_as_another_nodes_label(tmp_path):
+    """The project's notation too: a file label '[20,29]' that holds 21..30 is that node; the run 20..29 is
+    written '[20, 29]', which no label names."""
+    from multirelease.schema import Attribute
+
+    lines = [f"{v};[{(v - 1) // 10 * 10},{(v - 1) // 10 * 10 + 9}];*" for v in range(11, 41)]
+    h = _hierarchy(tmp_path, "\n".join(lines) + "\n")
+    age = Attribute("age", "quasi", h, "interval")
+    assert age.parse_cell("[20,29]")[:2] == (h.code("21"), h.code("30"))
+    text = age.format_cell(h.code("20"), h.code("29"))
+    assert text == "[20, 29]" and age.parse_cell(text)[:2] == (h.code("20"), h.code("29"))
