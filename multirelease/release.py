@@ -329,6 +329,17 @@ def _first_mixed_group(group: np.ndarray, classes: np.ndarray) -> tuple[int, int
 
 
 # ---------------------------------------------------------------------- CSV I/O
+def _scalars(col: pd.Series) -> pd.Series:
+    """``col.map(_scalar)``, computed once per distinct cell when every cell is text (a release of 10^6 rows
+    has a few thousand distinct cells per column; cells of other types - YAML rows - are mapped one by
+    one, as ``True`` and ``1`` would be one value to a factorization)."""
+    if not len(col) or (col.dtype == object and not all(type(x) is str for x in col)):
+        return col.map(_scalar)
+    codes, uniques = pd.factorize(col, use_na_sentinel=False)
+    mapped = np.array([_scalar(u) for u in uniques], dtype=object)
+    return pd.Series(mapped[codes], index=col.index, name=col.name, dtype=object)
+
+
 def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
                        counterfeits: Mapping[int, int] | None = None, anatomy: bool = False,
                        notation: str | None = None) -> Release:
@@ -365,7 +376,7 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     for j, name in enumerate(quasi):
         a = schema[name]
         parse = a.parse_cell if notation == "native" else (lambda text, a=a: arx.parse_cell(a, text))
-        cells = frame[name].map(_scalar)
+        cells = _scalars(frame[name])
         uniq, inv = np.unique(cells.to_numpy(dtype=str), return_inverse=True)
         parsed = np.zeros((len(uniq), 3), dtype=object)
         for u, text in enumerate(uniq):
@@ -382,14 +393,15 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     for name in sens:
         h = schema[name].hierarchy
         if h is not None:
-            bad = ~frame[name].map(_scalar).isin(h._leaf_index.keys())
+            bad = ~_scalars(frame[name]).isin(h._leaf_index.keys())
             if bad.any():
                 row = int(np.flatnonzero(bad.to_numpy())[0]) + 2
                 raise InputError(f"value '{frame[name][bad].iloc[0]}' is not in the hierarchy of '{name}'",
                                  file=source, key=f"column {name}, line {row}")
-    sensitive = composite_sensitive(frame.map(_scalar) if len(frame) else frame, sens)
+    sensitive = composite_sensitive(pd.DataFrame({c: _scalars(frame[c]) for c in sens}, index=frame.index)
+                                    if len(frame) else frame, sens)
     others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
-    other = frame[others].map(_scalar).reset_index(drop=True) if others else None
+    other = pd.DataFrame({c: _scalars(frame[c]) for c in others}).reset_index(drop=True) if others else None
     group = None
     if "group" in frame.columns:
         try:
