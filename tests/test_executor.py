@@ -20,7 +20,7 @@ from solver.executor import InlineExecutor, LocalExecutor, chunks, current_execu
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _census(tmp_path: Path, rows: int = 3000, k: int = 10) -> Path:
+def _census(tmp_path: Path, rows: int = 1200, k: int = 10) -> Path:
     spec = importlib.util.spec_from_file_location("census", ROOT / "benchmarks" / "census.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -61,7 +61,7 @@ def test_executors_keep_the_order_of_the_tasks():
 def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
     """Worker processes (forced: every input counts as large) against this process alone."""
     path = _census(tmp_path)
-    monkeypatch.setattr(flows, "_CHUNK_WORK", 2000)
+    monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)
     inline = _report(path, InlineExecutor())
     monkeypatch.setattr(flows, "_PARALLEL_WORK", 0)
     assert _report(path, LocalExecutor(2)) == inline
@@ -75,7 +75,7 @@ def test_dask_local_cluster_gives_the_local_report(tmp_path, monkeypatch, proces
     from solver.executor import DaskExecutor
 
     path = _census(tmp_path)
-    monkeypatch.setattr(flows, "_CHUNK_WORK", 2000)  # several chunks of components (tasks) on this small input
+    monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)  # several chunks of components (tasks) on this small input
     local = _report(path)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
@@ -92,7 +92,7 @@ def test_dask_local_cluster_gives_the_local_report(tmp_path, monkeypatch, proces
 
 
 def test_targets_file_holds_every_row(tmp_path):
-    path = _census(tmp_path, rows=1500)
+    path = _census(tmp_path, rows=1000)
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     doc["attacks"] = [{"correspondence": {"k": 10, "rows": 6}}]
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
