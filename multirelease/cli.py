@@ -70,11 +70,12 @@ def _emit_json(report: dict, target: str) -> None:
 
 
 def _check_targets(json_path: str | None = None, out: Path | None = None) -> None:
-    """Refuse output paths that cannot be written, before anything runs (exit 2, nothing written)."""
-    if json_path and json_path != "-" and Path(json_path).is_dir():
-        raise InputError("is a directory, not a file", file=str(json_path), key="--json")
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError("exists and is not a directory", file=str(out), key="--out")
+    """Refuse output paths that cannot be written, before anything runs (exit 2, nothing written;
+    :mod:`multirelease.outputs`)."""
+    from .outputs import check_output_dir, check_output_file
+
+    check_output_file(json_path or None, "--json")
+    check_output_dir(out, "--out")
 
 
 def write_releases(sequence, out: Path, notation: str = "native") -> list[Path]:

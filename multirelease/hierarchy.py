@@ -27,9 +27,13 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["Hierarchy", "ROOT_LABEL", "parse_interval", "normalize_values"]
+__all__ = ["Hierarchy", "ROOT_LABEL", "MAX_LEAVES", "parse_interval", "normalize_values"]
 
 ROOT_LABEL = "*"
+#: the most leaves a hierarchy may have: one Python object per node is built (1,000,000 numeric leaves take
+#: about 1 GB and 25 s), so larger domains are refused before anything is allocated - a numeric domain of
+#: 10**11 values ended in a MemoryError; coarsen such a domain (e.g. income in thousands) before publishing
+MAX_LEAVES = 1_000_000
 _INTERVAL = re.compile(r"^\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]$")
 
 
@@ -181,6 +185,8 @@ class Hierarchy:
         def leaf(label: str) -> _Node:
             if label in seen:
                 raise InputError(f"leaf '{label}' appears twice", file=source, key=key)
+            if len(seen) >= MAX_LEAVES:
+                raise InputError(f"more than {MAX_LEAVES:,} leaves", file=source, key=key)
             seen.add(label)
             return _Node(label, [])
 
@@ -217,6 +223,9 @@ class Hierarchy:
         rows = [ln.split(separator) for ln in lines if ln.strip()]
         if not rows:
             raise InputError("hierarchy file is empty", file=str(path), key=key)
+        if len(rows) > MAX_LEAVES:
+            raise InputError(f"{len(rows):,} leaves, more than the {MAX_LEAVES:,} a hierarchy may have",
+                             file=str(path), key=key)
         nodes: dict[str, _Node] = {}
         parent_of: dict[str, str] = {}
         roots: list[str] = []
@@ -271,10 +280,13 @@ class Hierarchy:
         ``bands=[5, 10]`` puts ``[0,4]``, ``[5,9]`` under ``[0,9]`` (bands are aligned at ``minimum``;
         each width must divide the next).  Any interval is a valid generalized value as well.
         """
-        if not (isinstance(minimum, (int, np.integer)) and isinstance(maximum, (int, np.integer))):
+        if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (minimum, maximum)):
             raise InputError("numeric min and max must be integers", file=source, key=key)
         if maximum < minimum:
             raise InputError(f"numeric max {maximum} is below min {minimum}", file=source, key=key)
+        if int(maximum) - int(minimum) + 1 > MAX_LEAVES:  # refused before one leaf is allocated
+            raise InputError(f"numeric domain {minimum}..{maximum} has {int(maximum) - int(minimum) + 1:,} values, "
+                             f"more than the {MAX_LEAVES:,} leaves a hierarchy may have", file=source, key=key)
         if not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) for w in bands):
             raise InputError(f"band widths must be integers, got {list(bands)!r}", file=source, key=key)
         widths = [int(w) for w in bands]

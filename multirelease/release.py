@@ -36,7 +36,7 @@ import pandas as pd
 from .errors import InputError
 from .hierarchy import _scalar
 from .schema import Attribute, Schema
-from .table import composite_sensitive
+from .table import composite_sensitive, refuse_missing_sensitive
 
 __all__ = [
     "Release", "ReleaseTruth", "contains", "comparable", "generalizes",
@@ -398,6 +398,7 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
                 row = int(np.flatnonzero(bad.to_numpy())[0]) + 2
                 raise InputError(f"value '{frame[name][bad].iloc[0]}' is not in the hierarchy of '{name}'",
                                  file=source, key=f"column {name}, line {row}")
+    refuse_missing_sensitive(schema, frame, sens, source=source)  # blank / NaN: declared or refused
     sensitive = composite_sensitive(pd.DataFrame({c: _scalars(frame[c]) for c in sens}, index=frame.index)
                                     if len(frame) else frame, sens)
     others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
@@ -421,6 +422,9 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
             differ = [name for k, name in enumerate(quasi) if lo[i, k] != lo[j, k] or hi[i, k] != hi[j, k]
                       or (name in masks and masks[name][i] != masks[name][j])]
             raise InputError(_mixed_problem(frame, differ, i, j), file=source, key=f"group {g}")
+    if counterfeits and group is not None and set(counterfeits) - set(group.tolist()):
+        raise InputError(f"counterfeits for group {min(set(counterfeits) - set(group.tolist()))}, which the release "
+                         "does not have", file=source, key="column group")
     uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
     return Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
                    other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None,
@@ -495,10 +499,14 @@ def counterfeits_from_frame(frame: pd.DataFrame, *, source: str | None = None) -
     if cols != ["group", "counterfeits"]:
         raise InputError("counterfeit statistics need exactly the columns group,counterfeits", file=source)
     try:
-        g = pd.to_numeric(frame.iloc[:, 0]).astype(np.int64)
-        c = pd.to_numeric(frame.iloc[:, 1]).astype(np.int64)
+        g, c = (pd.to_numeric(frame.iloc[:, j]) for j in (0, 1))
+        if g.isna().any() or c.isna().any() or (g != g.round()).any() or (c != c.round()).any():
+            raise ValueError("not integers")  # 1.5 would have been cut to 1
+        g, c = g.astype(np.int64), c.astype(np.int64)
     except (ValueError, TypeError):
         raise InputError("group and counterfeits must be integers", file=source) from None
+    if g.duplicated().any():
+        raise InputError(f"group {g[g.duplicated()].iloc[0]} appears twice", file=source, key="column group")
     if (c < 0).any():
         raise InputError("counterfeit counts must be >= 0", file=source, key="column counterfeits")
     return dict(zip(g.tolist(), c.tolist()))

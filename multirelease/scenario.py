@@ -15,7 +15,6 @@ from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from .errors import InputError
 from .expect import Expectation
@@ -82,19 +81,12 @@ class Scenario:
 
 
 def load_yaml(path: str | Path) -> tuple[dict, Path]:
-    """Read a YAML mapping; missing files and malformed YAML become one-line :class:`InputError`."""
+    """Read a YAML mapping through the strict loader (:mod:`multirelease.yaml_safe`: size and alias limits,
+    duplicate keys refused); missing files and malformed YAML become one-line :class:`InputError`."""
+    from .yaml_safe import load_file
+
     path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", file=str(path))
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"malformed YAML: {problem}", file=str(path), key=where) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", file=str(path)) from None
+    doc = load_file(path)
     if not isinstance(doc, dict):
         raise InputError("a scenario must be a YAML mapping", file=str(path))
     return doc, path.resolve().parent
@@ -131,7 +123,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
         raise InputError("releases must be a non-empty list", file=source, key="releases")
     steps = [_load_step(i, item, schema, data, base, source) for i, item in enumerate(releases, 1)]
 
-    from .transitions import load_transitions
+    from .transitions import check_updates, load_transitions
 
     transitions = load_transitions(doc.get("transitions"), schema, source=source)
     dyn_spec = doc.get("dynamics")
@@ -141,7 +133,14 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
         dynamics = _load_dynamics(dyn_spec, schema, data, len(steps), base, source)
     table = data
     for idx, change in dynamics.items():  # validate every change against the table it will meet
-        table = table.apply(change)
+        after = table.apply(change)
+        check_updates(transitions, table, after, source=source, key=f"dynamics.{idx}")  # and against the model
+        table = after
+    previous = None
+    for step in steps:  # releases given with their snapshots: consecutive snapshots follow the model too
+        if step.snapshot is not None:
+            check_updates(transitions, previous, step.snapshot, source=source, key=f"{step.key}.snapshot")
+            previous = step.snapshot
     adversary = Adversary.from_mapping(doc.get("adversary"), source=source)
 
     specs: list[AttackSpec] = []
@@ -218,6 +217,11 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
             from dataclasses import replace
 
             release = replace(release, counterfeits=counterfeits)
+            unknown = set(counterfeits) - set(release.group.tolist()) if release.group is not None else set()
+            if unknown:
+                cf_file = item["counterfeits"].get("file") if isinstance(item["counterfeits"], Mapping) else None
+                raise InputError(f"counterfeits for group {min(unknown)}, which {path.name} does not have",
+                                 file=str(cf_file or source), key=None if cf_file else f"{key}.counterfeits")
     elif "rows" in item:
         rows = item["rows"]
         if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):

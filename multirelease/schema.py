@@ -11,6 +11,13 @@ A quasi-identifier generalizes in one of three ways:
 * ``interval`` - to any interval of its ordered leaves (the default for numeric / ordered hierarchies);
 * ``subsets`` - to any subset of its leaves, written ``{UK,France}`` (the toy examples of Shmueli & Tassa);
   held as a bitset of at most 64 leaves beside the bounding code range.
+
+Missing sensitive values.  A blank sensitive cell, or one reading ``NaN``, ``NA``, ``N/A`` or ``null`` (any
+case; :data:`MISSING_VALUES`), is refused as bad input: counted as a value of its own it would make a class
+look more diverse than it is.  An attribute that really has such a value declares it, either by listing it
+as a leaf of its hierarchy or with ``allow_missing: true``::
+
+    disease: {role: sensitive, allow_missing: true}   # blank / NaN kept, as a value of their own
 """
 from __future__ import annotations
 
@@ -23,11 +30,13 @@ import numpy as np
 from .errors import InputError
 from .hierarchy import ROOT_LABEL, Hierarchy, _scalar
 
-__all__ = ["Attribute", "Schema", "ROLES", "GENERALIZATIONS", "COMPOSITE_SEPARATOR"]
+__all__ = ["Attribute", "Schema", "ROLES", "GENERALIZATIONS", "COMPOSITE_SEPARATOR", "MISSING_VALUES"]
 
 ROLES = ("identifier", "quasi", "non-identifier", "sensitive", "insensitive")
 GENERALIZATIONS = ("hierarchy", "interval", "subsets")
 COMPOSITE_SEPARATOR = " | "
+#: sensitive cells that mean "no value" (compared after stripping, case-insensitively; module docstring)
+MISSING_VALUES = ("", "nan", "na", "n/a", "null")
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +47,7 @@ class Attribute:
     role: str
     hierarchy: Hierarchy | None = None
     generalization: str = "hierarchy"
+    allow_missing: bool = False  # sensitive only: blank / NaN cells are a value of their own (module docstring)
 
     @property
     def is_quasi(self) -> bool:
@@ -211,7 +221,7 @@ class Schema:
         return schema
 
 
-_ATTRIBUTE_KEYS = {"role", "hierarchy", "generalization"}
+_ATTRIBUTE_KEYS = {"role", "hierarchy", "generalization", "allow_missing"}
 
 
 def _attribute_from_mapping(name: str, spec: Any, *, base: Path, source: str | None) -> Attribute:
@@ -243,7 +253,12 @@ def _attribute_from_mapping(name: str, spec: Any, *, base: Path, source: str | N
     if gen == "subsets" and hierarchy is not None and hierarchy.n_leaves > 64:
         raise InputError(f"subsets generalization supports at most 64 values; '{name}' has {hierarchy.n_leaves}",
                          file=source, key=f"{key}.generalization")
-    return Attribute(name=name, role=role, hierarchy=hierarchy, generalization=gen)
+    allow_missing = spec.get("allow_missing", False)
+    if not isinstance(allow_missing, bool):
+        raise InputError(f"must be true or false, got {allow_missing!r}", file=source, key=f"{key}.allow_missing")
+    if allow_missing and role != "sensitive":
+        raise InputError("applies to sensitive attributes only", file=source, key=f"{key}.allow_missing")
+    return Attribute(name=name, role=role, hierarchy=hierarchy, generalization=gen, allow_missing=allow_missing)
 
 
 def load_hierarchy(name: str, spec: Any, *, base: Path, source: str | None, key: str) -> Hierarchy:

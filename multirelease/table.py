@@ -17,9 +17,55 @@ import pandas as pd
 
 from .errors import InputError
 from .hierarchy import _scalar, normalize_values
-from .schema import COMPOSITE_SEPARATOR, Schema
+from .schema import COMPOSITE_SEPARATOR, MISSING_VALUES, Schema
 
-__all__ = ["Table", "Change", "read_table", "composite_sensitive"]
+__all__ = ["Table", "Change", "read_table", "composite_sensitive", "first_missing_sensitive",
+           "refuse_missing_sensitive"]
+
+
+def first_missing_sensitive(schema: Schema, frame: pd.DataFrame,
+                            names: Sequence[str] | None = None) -> tuple[str, int, str] | None:
+    """The first sensitive cell of ``frame`` that is missing - blank or NaN (``schema.MISSING_VALUES``) - and not
+    declared (the attribute's ``allow_missing``, or a leaf of its hierarchy): ``(attribute, row position, cell)``,
+    else ``None``.  Counted as a value, a blank would pass for one more distinct sensitive value."""
+    for name in (schema.sensitive if names is None else names):
+        a = schema[name]
+        if a.allow_missing or name not in frame.columns or not len(frame):
+            continue
+        text = frame[name].astype(str).str.strip()
+        bad = text.str.casefold().isin(MISSING_VALUES).to_numpy(copy=True)
+        if a.hierarchy is not None:
+            bad &= ~text.isin(a.hierarchy._leaf_index.keys()).to_numpy()
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            return name, pos, str(frame[name].iloc[pos])
+    return None
+
+
+def refuse_missing_sensitive(schema: Schema, frame: pd.DataFrame, names: Sequence[str] | None = None, *,
+                             source: str | None = None, key: str | None = None, ids: Any = None) -> None:
+    """Raise :class:`InputError` on the first missing sensitive cell (:func:`first_missing_sensitive`), located
+    as ``key[row]`` (YAML rows) or ``column <name>, line <n>`` (a CSV file, the header being line 1)."""
+    missing = first_missing_sensitive(schema, frame, names)
+    if missing is None:
+        return
+    name, pos, cell = missing
+    where = f"{key}[{pos}]" if key else f"column {name}, line {pos + 2}"
+    record = f" (record {ids.iloc[pos]})" if ids is not None else ""
+    raise InputError(_missing_problem(name, cell) + record, file=source, key=where)
+
+
+def _is_missing(attribute, cell: str) -> bool:
+    """One cell of :func:`first_missing_sensitive`."""
+    text = str(cell).strip()
+    return (not attribute.allow_missing and text.casefold() in MISSING_VALUES
+            and (attribute.hierarchy is None or text not in attribute.hierarchy._leaf_index))
+
+
+def _missing_problem(name: str, cell: str) -> str:
+    shown = "blank" if not cell.strip() else f"'{cell}'"
+    return (f"sensitive value of '{name}' is missing ({shown}); declare it with allow_missing: true on the "
+            f"attribute to keep it as a value")
 
 
 def composite_sensitive(frame: pd.DataFrame, names: Sequence[str]) -> np.ndarray:
@@ -63,6 +109,7 @@ class Table:
         if missing:
             raise InputError(f"attribute '{missing[0]}' has no column", file=source, key=key)
         frame = frame[list(schema.published)]
+        refuse_missing_sensitive(schema, frame, source=source, key=key, ids=ids)
         frame.index = pd.Index(ids.to_numpy(dtype=object), name=ident or "id")
         frame = frame.apply(normalize_values) if len(frame) else frame.astype(object)
         for name in schema.published:
@@ -83,9 +130,15 @@ class Table:
         if not isinstance(rows, list):
             raise InputError("rows must be a list", file=source, key=key)
         if rows and all(isinstance(r, Mapping) for r in rows):
-            frame = pd.DataFrame([{str(k): v for k, v in r.items()} for r in rows], dtype=object)
-            if frame.isna().any().any():
-                raise InputError("every row must give every attribute", file=source, key=key)
+            frame = pd.DataFrame([{str(k): ("" if v is None else v) for k, v in r.items()} for r in rows],
+                                 dtype=object)  # YAML null: a blank cell (a missing sensitive value is refused)
+            na = frame.isna().to_numpy()
+            for i, j in np.argwhere(na):  # an absent key; a NaN given as the value is named by from_frame
+                if frame.columns[j] not in {str(k) for k in rows[i]}:
+                    raise InputError(f"every row must give every attribute: no '{frame.columns[j]}'",
+                                     file=source, key=f"{key}[{i}]")
+            if na.any():
+                frame = frame.where(~na, "nan")
         elif all(isinstance(r, (list, tuple)) for r in rows):
             names = list(schema.names)
             for i, r in enumerate(rows):
@@ -142,6 +195,9 @@ class Table:
                         raise InputError(f"unknown attribute '{attr}'", file=change.source, key=change.key)
                     h = self.schema[attr].hierarchy
                     v = _scalar(value)
+                    if self.schema[attr].is_sensitive and _is_missing(self.schema[attr], v):
+                        raise InputError(_missing_problem(attr, v) + f" (update of record {rid})",
+                                         file=change.source, key=change.key)
                     if h is not None and v not in h._leaf_index:
                         raise InputError(f"value '{v}' of '{attr}' is not in its hierarchy",
                                          file=change.source, key=change.key)
@@ -253,6 +309,9 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
                             skiprows=range(1, offset + 1) if offset else None, nrows=limit)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
+    if not isinstance(frame.index, pd.RangeIndex):  # pandas made the extra leading fields an index
+        raise InputError(f"the rows have more fields than the header's {len(frame.columns)}", file=str(path),
+                         key="line 2")
     if offset and not len(frame):
         raise InputError(f"offset {offset} is past the last record", file=source, key=f"{key}.offset")
     frame.columns = [c.strip() for c in frame.columns]

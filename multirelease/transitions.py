@@ -41,7 +41,7 @@ import numpy as np
 from .errors import InputError
 from .hierarchy import _scalar
 
-__all__ = ["TransitionModel", "load_transitions"]
+__all__ = ["TransitionModel", "load_transitions", "check_updates"]
 
 _FORMS = ("candidates", "probabilities", "diameter", "free")
 _KEYS = set(_FORMS) | {"unlisted", "shape", "values", "stay"}
@@ -297,3 +297,40 @@ def load_transitions(spec: Any, schema=None, *, source: str | None = None,
         raise InputError(f"value '{bad}' has no update with a positive probability", file=source, key=key)
     prob = prob / prob.sum(axis=1, keepdims=True)
     return TransitionModel(tuple(domain), prob, form)
+
+
+def check_updates(model: TransitionModel | None, before, after, *, source: str | None = None,
+                  key: str | None = None) -> None:
+    """Refuse (:class:`InputError`) a change of snapshot ``before`` -> ``after`` (two
+    :class:`~multirelease.table.Table`) whose sensitive updates leave the public update model: every record
+    present in both whose composite sensitive value changed from ``a`` to ``b`` needs ``b in CUS(a)``
+    (Definition 12 of Li & Zhou; the attacks and the publishers' guarantees, e.g. m-Distinct's Lemma 3, assume
+    the data follows the model the adversary knows).  A record that keeps its value is not checked: ``CUS(a)``
+    need not contain ``a``.  Vectorized over the common records."""
+    if model is None or before is None or after is None or not before.schema.sensitive:
+        return
+    import pandas as pd
+
+    old = pd.Series(before.sensitive, index=before.frame.index)
+    new = pd.Series(after.sensitive, index=after.frame.index)
+    common = old.index.intersection(new.index)
+    if not len(common):
+        return
+    a = old.loc[common].to_numpy(dtype=object)
+    b = new.loc[common].to_numpy(dtype=object)
+    changed = np.flatnonzero(a != b)
+    if not len(changed):
+        return
+    ia, ib = model.indices(a[changed]), model.indices(b[changed])
+    outside = np.flatnonzero((ia < 0) | (ib < 0))
+    if len(outside):
+        j = changed[outside[0]]
+        value = a[j] if ia[outside[0]] < 0 else b[j]
+        raise InputError(f"record {common[j]}: sensitive value '{value}' is not in the domain of the declared "
+                         "transitions", file=source, key=key)
+    bad = np.flatnonzero(~model.adjacency[ia, ib])
+    if len(bad):
+        j = changed[bad[0]]
+        cus = ", ".join(sorted(model.cus(str(a[j]))))
+        raise InputError(f"record {common[j]}: update '{a[j]}' -> '{b[j]}' is outside the declared transitions "
+                         f"(CUS('{a[j]}') = {{{cus}}})", file=source, key=key)
