@@ -69,13 +69,16 @@ def _emit_json(report: dict, target: str) -> None:
         _write_text_atomic(Path(target), text)
 
 
-def _check_targets(json_path: str | None = None, out: Path | None = None) -> None:
+def _check_targets(json_path: str | None = None, out: Path | None = None, *, ledger: Path | None = None,
+                   out_file: Path | None = None) -> None:
     """Refuse output paths that cannot be written, before anything runs (exit 2, nothing written;
     :mod:`multirelease.outputs`)."""
     from .outputs import check_output_dir, check_output_file
 
     check_output_file(json_path or None, "--json")
     check_output_dir(out, "--out")
+    check_output_dir(ledger, "--ledger")
+    check_output_file(out_file, "--out")
 
 
 def write_releases(sequence, out: Path, notation: str = "native") -> list[Path]:
@@ -277,7 +280,7 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
     from .ledger_release import make_release
     from .report import build_report, render_terminal
 
-    _check_targets(json_path)
+    _check_targets(json_path, ledger=ledger, out_file=out)
     notation = _write_format(fmt)
     with progress_bar() as bar:
         outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar,

@@ -599,6 +599,25 @@ def test_ledger_is_a_file(capsys, tmp_path):
                ("ledger.txt", "--ledger"))
 
 
+def test_ledger_under_a_file(capsys, tmp_path):
+    spec, snapshot, _ = ledger_paths(tmp_path)
+    blocker = put(tmp_path, "plain.txt", "")
+    expect_bad(capsys, tmp_path, release_argv(spec, snapshot, blocker / "ledger", tmp_path / "r.csv"),
+               ("plain.txt/ledger", "--ledger", "not a folder"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (no file can be created there)")
+@pytest.mark.parametrize("which", ["--ledger", "--out"])
+def test_ledger_release_where_nothing_can_be_created(capsys, tmp_path, which):
+    spec, snapshot, ledger = ledger_paths(tmp_path)
+    out = tmp_path / "r.csv"
+    if which == "--ledger":
+        ledger = Path("/proc/self/multirelease-ledger")
+    else:
+        out = Path("/proc/self/r.csv")
+    expect_bad(capsys, tmp_path, release_argv(spec, snapshot, ledger, out), (which, "cannot be written"))
+
+
 def test_ledger_spec_without_identifier(capsys, tmp_path):
     spec, snapshot, ledger = ledger_paths(tmp_path)
     spec.write_text(LEDGER_SPEC.replace("    id: identifier\n", ""), encoding="utf-8")
