@@ -72,7 +72,7 @@ def _emit_json(report: dict, target: str) -> None:
 def _check_targets(json_path: str | None = None, out: Path | None = None, *, ledger: Path | None = None,
                    out_file: Path | None = None) -> None:
     """Refuse output paths that cannot be written, before anything runs (exit 2, nothing written;
-    :mod:`multirelease.outputs`)."""
+    :mod:`multirelease.outputs`): ``--json`` and ``--out`` FILE files, ``--out`` DIR and ``--ledger`` folders."""
     from .outputs import check_output_dir, check_output_file
 
     check_output_file(json_path or None, "--json")
