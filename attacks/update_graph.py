@@ -90,15 +90,23 @@ class SugPass:
     present: list
 
 
-def forward_pass(weights: Sequence[np.ndarray], present: Sequence[np.ndarray], model: TransitionModel) -> SugPass:
+def forward_pass(weights: Sequence[np.ndarray], present: Sequence[np.ndarray], model: TransitionModel,
+                 prior: tuple[list, list] | None = None) -> SugPass:
     """Forward sums ``alpha_i`` (each row rescaled to sum 1; the scale cancels in eq. 2) and forward
-    reachability from the first layer, for every target at once."""
+    reachability from the first layer, for every target at once.  ``prior``: the ``(alpha, fwd)`` of the first
+    releases, already swept (a layer depends on the earlier ones only): the sweep goes on from there, each
+    target carrying its last layer, as if it had run from the first release."""
     T, V = weights[0].shape
     cur_a = np.zeros((T, V))
     cur_f = np.zeros((T, V), dtype=bool)
     last = np.full(T, -1, dtype=np.int64)
-    alphas, fwds = [], []
+    alphas, fwds = ([], []) if prior is None else (list(prior[0]), list(prior[1]))
+    for i in range(len(alphas)):
+        p = present[i]
+        cur_a[p], cur_f[p], last[p] = alphas[i][p], fwds[i][p], i
     for i, (w, p) in enumerate(zip(weights, present)):
+        if i < len(alphas):
+            continue
         a = np.zeros((T, V))
         f = np.zeros((T, V), dtype=bool)
         first = p & (last < 0)
@@ -307,15 +315,18 @@ class UpdateGraph(AttackBase):
         return self._run_links(links, model, progress)[0]
 
     def _run_links(self, links: VersionLinks, model: TransitionModel, progress: Progress | None = None,
-                   prior: tuple[list, tuple] | None = None) -> tuple[AttackResult, tuple[list, tuple]]:
+                   prior: tuple[list, tuple] | None = None, layers: tuple[list, list, list] | None = None
+                   ) -> tuple[AttackResult, tuple[list, tuple], SugPass]:
         """The attack on linked versions.  ``prior`` is ``(rows, best)`` of the first ``len(rows)`` prefixes
-        (:meth:`extend`): a prefix's row depends on its releases only, so those are not computed again.
-        Returns the result and the ``(rows, best)`` of every prefix."""
+        (:meth:`extend`): a prefix's row depends on its releases only, so those are not computed again;
+        ``layers`` the ``(weights, alpha, fwd)`` of the first releases (the forward sweep goes on from them).
+        Returns the result, the ``(rows, best)`` of every prefix and the forward sweep."""
         c = self.config
         N = links.n_releases
-        weights = [node_weights(links, i, c["weights"]) for i in range(N)]
+        done = len(layers[0]) if layers else 0
+        weights = (list(layers[0]) if layers else []) + [node_weights(links, i, c["weights"]) for i in range(done, N)]
         present = [links.present(i) for i in range(N)]
-        sp = forward_pass(weights, present, model)
+        sp = forward_pass(weights, present, model, prior=layers[1:] if layers else None)
         rows = list(prior[0]) if prior else []
         best = tuple(prior[1]) if prior else (-1.0, None, None)  # (risk, target, n)
         feas = risk = None
@@ -416,7 +427,7 @@ class UpdateGraph(AttackBase):
             progress(N + 1, N + 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(rows),
                             bounds=bounds, notes=tuple(notes), proven=proven, reason="time_limit",
-                            stats=stats), (rows, best)
+                            stats=stats), (rows, best), sp
 
     # ------------------------------------------------------------------ one release at a time (attacks.incremental)
     def extend(self, state, view: SequenceView, index: int):
@@ -437,8 +448,9 @@ class UpdateGraph(AttackBase):
                            self.config["linkage"])
         if new is NotImplemented:
             return NotImplemented
-        result, (rows, best) = self._run_links(new.links(), model, prior=(new.rows, new.best))
-        return result, new.with_prefix(rows, best)
+        result, (rows, best), sp = self._run_links(new.links(), model, prior=(new.rows, new.best),
+                                                   layers=new.layers())
+        return result, new.with_prefix(rows, best, sp)
 
     @staticmethod
     def state_parts(state) -> tuple[bytes, bytes]:

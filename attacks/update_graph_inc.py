@@ -10,10 +10,14 @@ for each release) against the targets seen so far; :meth:`LinkState.links` is th
 :class:`~attacks.version_links.VersionLinks` ``link_versions`` gives on the whole sequence, array for array,
 so :meth:`attacks.update_graph.UpdateGraph._run_links` computes the same figures ``run`` does.
 
-Cost per release: linking the new release, and the forward and one backward sweep over the kept arrays
-(``O(N T V^2)`` NumPy work for ``N`` releases, ``T`` targets, ``V`` values - the eq. 2 risk of a version after
-the new release depends on every later layer, so the sweep is over the whole sequence); no release is read
-or linked again, and the per-prefix backward sweeps of the earlier releases (``O(N^2 T V^2)``) are not redone.
+The forward sweep of eqs. 1-2 is kept too (per release, the node weights, normalized forward sums and
+reachability of the targets present): a layer depends on the earlier ones only, so the sweep goes on from the
+new release (:func:`attacks.update_graph.forward_pass` with ``prior``).  Cost per release: linking the new
+release, its forward layer, and one backward sweep over the kept layers (``O(N T V^2)`` NumPy work for ``N``
+releases, ``T`` targets, ``V`` values: the eq. 2 risk of a version after the new release depends on every
+later layer, so that sweep is over the whole sequence - elementwise work, no release read, linked or
+published again); the per-prefix backward sweeps of the earlier releases (``O(N^2 T V^2)``) are not redone.
+Kept per release: about ``T_i V`` floats twice (compressed ``.npz``).
 """
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ class LinkState:
     rows: list = field(default_factory=list)
     best: tuple = (-1.0, None, None)
     added: tuple = ()  # the targets the last release added
+    layer_rows: list = field(default_factory=list)  # per release swept: (weights, alpha, fwd) of who, in order
 
     @classmethod
     def empty(cls) -> "LinkState":
@@ -77,20 +82,41 @@ class LinkState:
         return replace(self, mode=mode, targets=targets,
                        per_release=self.per_release + [(who, where, member, counts, cf, groups)], added=tuple(fresh))
 
-    def with_prefix(self, rows: list, best: tuple) -> "LinkState":
-        return replace(self, rows=list(rows), best=tuple(best))
+    def with_prefix(self, rows: list, best: tuple, sp) -> "LinkState":
+        """The state after the attack judged the new release: its rows, worst case and the new release's
+        layer of the forward sweep (node weights, forward sums and reachability of the targets present)."""
+        i = len(self.per_release) - 1
+        who = self.per_release[i][0]
+        layers = self.layer_rows[:i] + [(sp.weights[i][who], sp.alpha[i][who], sp.fwd[i][who])]
+        return replace(self, rows=list(rows), best=tuple(best), layer_rows=layers)
 
     def links(self) -> VersionLinks:
         """The :class:`VersionLinks` of every release so far."""
         cols = list(zip(*self.per_release))
         return VersionLinks(np.asarray(self.targets, dtype=object), self.mode, *map(tuple, cols))
 
+    def layers(self) -> tuple[list, list, list] | None:
+        """``(weights, alpha, fwd)`` of the releases already swept, as the dense ``(targets, values)`` arrays
+        :func:`attacks.update_graph.forward_pass` made (a target absent from a release has a zero row)."""
+        if not self.layer_rows:
+            return None
+        T = len(self.targets)
+        out: tuple[list, list, list] = ([], [], [])
+        for (who, *_), rows in zip(self.per_release, self.layer_rows):
+            for k, r in enumerate(rows):
+                dense = np.zeros((T, r.shape[1]), dtype=r.dtype)
+                dense[who] = r
+                out[k].append(dense)
+        return out
+
     # ------------------------------------------------------------------ stored
     def parts(self) -> tuple[bytes, bytes]:
         who, where, m, counts, cf, groups = self.per_release[-1]
-        part = pack({"shape": list(m.shape)},
+        w, alpha, fwd = self.layer_rows[-1]
+        part = pack({"shape": list(m.shape), "values": int(fwd.shape[1])},
                     {"who": who, "where": where, "indptr": m.indptr, "indices": m.indices, "counts": counts,
-                     "counterfeits": cf, "groups": groups, "new_targets": strings(self.added)})
+                     "counterfeits": cf, "groups": groups, "new_targets": strings(self.added),
+                     "w": w, "alpha": alpha, "fwd": np.packbits(fwd, axis=1)})
         best = [float(self.best[0])] + [None if x is None else int(x) for x in self.best[1:]]
         summary = json.dumps({"mode": self.mode, "rows": self.rows, "best": best}, sort_keys=True)
         return part, summary.encode("utf-8")
@@ -99,11 +125,13 @@ class LinkState:
     def load(cls, parts: list, summary: bytes) -> "LinkState":
         doc = json.loads(summary)
         targets: list = []
-        per = []
+        per, layers = [], []
         for part in parts:
             meta, a = unpack(part)
             targets += from_strings(a["new_targets"])
             n = len(a["indices"])
             m = sparse.csr_matrix((np.ones(n, dtype=bool), a["indices"], a["indptr"]), shape=tuple(meta["shape"]))
             per.append((a["who"], a["where"], m, a["counts"], a["counterfeits"], a["groups"]))
-        return cls(doc["mode"], targets, per, doc["rows"], tuple(doc["best"]))
+            fwd = np.unpackbits(a["fwd"], axis=1, count=meta["values"]).view(bool)
+            layers.append((a["w"], a["alpha"], fwd))
+        return cls(doc["mode"], targets, per, doc["rows"], tuple(doc["best"]), layer_rows=layers)

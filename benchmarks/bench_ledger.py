@@ -9,7 +9,10 @@
   m-invariance (m = 4) and BPG (k = l = 10, Barbosa et al. section 7): seconds of every call (gate included:
   the whole sequence is attacked again every month), seconds of the publisher alone (``publish_seconds``), of
   the call without the gate's attacks (``without_attacks_seconds``: ledger read, publish, files, transaction)
-  and month 12 / month 1 of each (target: 1.5 or less).
+  and month 12 / month 1 of each (target: 1.5 or less); the process's peak resident memory after each month
+  (``peak_rss_mb``, ``resource.getrusage``).  The gate extends the attacks' kept states by the new release
+  (``multirelease/ledger_gate.py``); ``--repeat R`` runs each stream ``R`` times (fresh ledgers) and reports
+  the median seconds of each month.
 
 Adult is read in place (``/work/shared/data/adult/adult.csv``, never copied); the snapshots are handed to
 :func:`multirelease.ledger_release.make_release` as tables (the CLI reads the same from a file); the ledgers
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -110,7 +115,7 @@ def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int
     ledger, rel = folder / f"{label}_ledger", folder / f"{label}_releases"
     rel.mkdir()
     rng = np.random.default_rng(seed)
-    seconds, publish, overhead, verdicts, ids = [], [], [], [], set()
+    seconds, publish, overhead, verdicts, ids, rss = [], [], [], [], set(), []
     for month, frame in stream(adult(), months, initial, leave, arrive, change, rng, model):
         ids |= set(frame.index)
         table = Table.from_frame(schema, frame.reset_index())
@@ -121,15 +126,17 @@ def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int
         publish.append(round(outcome.run.timings.get(f"release {month}", float("nan")), 2) if outcome.run else None)
         attacks = sum(v for k, v in (outcome.run.timings if outcome.run else {}).items() if k.startswith("attack"))
         overhead.append(round(seconds[-1] - attacks, 2))  # the call without the gate's attacks
+        rss.append(round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
         print(json.dumps({"bench": label, "month": month, "rows": len(frame), "seconds": seconds[-1],
-                          "verdict": outcome.verdict, "exit": outcome.exit_code,
+                          "peak_rss_mb": rss[-1], "verdict": outcome.verdict, "exit": outcome.exit_code,
                           "gate": {k: round(v, 2) for k, v in (outcome.run.timings if outcome.run else {}).items()}}),
               flush=True)
         if outcome.exit_code != 0:
             break
     text = "".join(p.read_text() for p in rel.iterdir())
     tokens = set(text.replace("\n", ",").split(","))
-    return {"seconds": seconds, "publish": publish, "overhead": overhead, "verdicts": verdicts, "ledger": ledger, "ids_in_releases": len(ids & tokens)}
+    return {"seconds": seconds, "publish": publish, "overhead": overhead, "verdicts": verdicts, "ledger": ledger,
+            "ids_in_releases": len(ids & tokens), "peak_rss_mb": rss}
 
 
 def main() -> None:
@@ -137,6 +144,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("done_when", "m_invariance", "bpg"))
     ap.add_argument("--months", type=int, default=12)
     ap.add_argument("--rows", type=int, default=30000)
+    ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-ledger-") as tmp:
         folder = Path(tmp)
@@ -150,10 +158,20 @@ def main() -> None:
             if args.only not in (None, label):
                 continue
             churn = args.rows // 10
-            out = run_stream(label, spec, args.months, args.rows, churn, churn, 0, 15, folder)
-            s = out["seconds"]
-            p = out["publish"]
-            print(json.dumps({"bench": f"stream_{label}", "rows": args.rows, "months": len(s), "seconds": s,
+            runs = []
+            for r in range(args.repeat):
+                sub = folder / f"{label}_{r}"
+                sub.mkdir()
+                runs.append(run_stream(label, spec, args.months, args.rows, churn, churn, 0, 15, sub))
+            out = runs[-1]
+
+            def median(key):
+                return [round(statistics.median(x), 2) for x in zip(*(o[key] for o in runs))]
+
+            s, p = median("seconds"), median("publish")
+            out["overhead"] = median("overhead")
+            print(json.dumps({"bench": f"stream_{label}", "rows": args.rows, "months": len(s), "repeat": args.repeat,
+                              "seconds": s, "peak_rss_mb": max(max(o["peak_rss_mb"]) for o in runs),
                               "publish_seconds": p, "without_attacks_seconds": out["overhead"],
                               "verdicts": out["verdicts"],
                               "month_last_over_first": round(s[-1] / s[0], 2),
