@@ -85,6 +85,14 @@ def min_cost_flow_of(a: np.ndarray, b: np.ndarray, tail: np.ndarray, head: np.nd
     return int(smcf.optimal_cost()), np.asarray(flows[:n_arcs], dtype=np.int64)
 
 
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """The distinct values of a short int array, sorted (``np.unique`` without its overhead)."""
+    if len(x) < 2:
+        return x
+    x = np.sort(x)
+    return x[np.concatenate(([True], x[1:] != x[:-1]))]
+
+
 def _union_mcf(parts: list[tuple[FlowTask, np.ndarray | None]]) -> tuple[list[np.ndarray], list[int]] | None:
     """One min-cost flow over the disjoint union of several components (each ``(task, arc costs)``): the
     union's objective is the sum of the components' and its constraints are theirs, so its optimum is an
@@ -193,8 +201,8 @@ def solve_tasks(tasks: list[FlowTask]) -> list[FlowAnswer]:
         base = answers[i].base_flow
         pending = []
         for k, arcs in enumerate(t.arc_objectives):
-            tails = np.unique(t.tail[arcs])
-            heads = np.unique(t.head[arcs])
+            tails = _distinct(t.tail[arcs])
+            heads = _distinct(t.head[arcs])
             ub = min(int(t.a[tails].sum()), int(t.b[heads].sum()))
             if int(base[arcs].sum()) >= ub:
                 answers[i].arc_values[k] = ub
@@ -243,8 +251,12 @@ def solve_tasks(tasks: list[FlowTask]) -> list[FlowAnswer]:
     for i, t in enumerate(tasks):
         supply = int(t.a.sum())
         base = answers[i].base_flow
+        mask = np.zeros(len(t.b), bool)
         for k, vs in enumerate(t.into_objectives):
-            if not supply or int(base[np.isin(t.head, vs)].sum()) == 0:
+            mask[vs] = True
+            used = int(base[mask[t.head]].sum()) if supply else 0
+            mask[vs] = False
+            if used == 0:
                 answers[i].into_values[k] = 0
             else:
                 todo.setdefault(i, []).append((k, vs))

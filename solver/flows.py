@@ -107,35 +107,23 @@ class BuddyGraph:
         m1, m2 = len(n1), len(n2)
         g = coo_matrix((np.ones(len(self.tail)), (self.tail, m1 + self.head)), shape=(m1 + m2, m1 + m2))
         _, label = connected_components(g, directed=False)
-        self.comp_of_u = label[:m1]
-        self.comp_of_v = label[m1:]
-        arc_comp = self.comp_of_u[self.tail]
+        # scipy numbers the components 0.. in order of their first node: that is their index here
+        n_comp = int(label.max()) + 1 if len(label) else 0
+        self.comp_of_u = label[:m1].astype(np.int64)
+        self.comp_of_v = label[m1:].astype(np.int64)
+        self.arc_comp = self.comp_of_u[self.tail] if len(self.tail) else np.zeros(0, np.int64)
+        u_order, u_start, self.local_u = _grouped(self.comp_of_u, n_comp)
+        v_order, v_start, self.local_v = _grouped(self.comp_of_v, n_comp)
+        a_order, a_start, self.local_arc = _grouped(self.arc_comp, n_comp)
+        local_tail = self.local_u[self.tail]
+        local_head = self.local_v[self.head]
         self.components: list[_Component] = []
-        order_arcs = np.argsort(arc_comp, kind="stable")
-        labels = np.unique(label)
-        relabel = {int(l): i for i, l in enumerate(labels)}
-        self.comp_of_u = np.array([relabel[int(l)] for l in self.comp_of_u], dtype=np.int64)
-        self.comp_of_v = np.array([relabel[int(l)] for l in self.comp_of_v], dtype=np.int64)
-        arc_comp = self.comp_of_u[self.tail] if len(self.tail) else np.zeros(0, np.int64)
-        self.arc_comp = arc_comp
-        u_by = _split(self.comp_of_u, len(labels))
-        v_by = _split(self.comp_of_v, len(labels))
-        a_by = _split(arc_comp, len(labels))
-        del order_arcs
-        self.local_u = np.zeros(m1, np.int64)
-        self.local_v = np.zeros(m2, np.int64)
-        for c in range(len(labels)):
-            u, v, arcs = u_by[c], v_by[c], a_by[c]
-            self.local_u[u] = np.arange(len(u))
-            self.local_v[v] = np.arange(len(v))
-            self.components.append(_Component(index=c, u=u, v=v, arcs=arcs, tail=None, head=None,
-                                              a=n1.count[u], b=n2.count[v]))
-        for comp_ in self.components:
-            comp_.tail = self.local_u[self.tail[comp_.arcs]]
-            comp_.head = self.local_v[self.head[comp_.arcs]]
-        self.local_arc = np.zeros(len(self.tail), np.int64)
-        for comp_ in self.components:
-            self.local_arc[comp_.arcs] = np.arange(len(comp_.arcs))
+        for c in range(n_comp):
+            u = u_order[u_start[c]:u_start[c + 1]]
+            v = v_order[v_start[c]:v_start[c + 1]]
+            arcs = a_order[a_start[c]:a_start[c + 1]]
+            self.components.append(_Component(index=c, u=u, v=v, arcs=arcs, tail=local_tail[arcs],
+                                              head=local_head[arcs], a=n1.count[u], b=n2.count[v]))
         self.n_solves = 0
         self._cache: dict = {}
         self.executor = executor
@@ -281,10 +269,14 @@ def _buddy_arcs(n1: Nodes, n2: Nodes) -> tuple[np.ndarray, np.ndarray]:
     return tail[order], head[order]
 
 
-def _split(labels: np.ndarray, n: int) -> list[np.ndarray]:
-    order = np.argsort(labels, kind="stable")
-    counts = np.bincount(labels, minlength=n)
-    return np.split(order.astype(np.int64), np.cumsum(counts)[:-1])
+def _grouped(labels: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Items grouped by label: ``(order, start, local)`` - group ``c`` is ``order[start[c]:start[c + 1]]``
+    (ascending), and ``local[i]`` is item ``i``'s position in its group."""
+    order = np.argsort(labels, kind="stable").astype(np.int64)
+    start = np.concatenate([[0], np.cumsum(np.bincount(labels, minlength=n))]).astype(np.int64)
+    local = np.empty(len(labels), np.int64)
+    local[order] = np.arange(len(labels)) - start[labels[order]] if len(labels) else 0
+    return order, start, local
 
 
 class TwoReleaseEngine:

@@ -176,9 +176,10 @@ def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.n
     """Every ``(i, k)`` with region ``i`` of the first list intersecting region ``k`` of the second (what
     :func:`regions_comparable` computes as a dense matrix), sorted by ``i`` then ``k``.
 
-    Both lists are split recursively at the median lower end of the first list's regions on the attribute
-    where they spread most (a region goes to every side it reaches), and small cells are checked densely:
-    for Mondrian regions about ``O((a + b) log a)`` work and no ``a x b`` matrix."""
+    Both lists are split recursively at the median lower end of the first list's regions, on the attribute
+    whose split leaves the least dense work (a region goes to every side it reaches), and cells no split
+    helps are checked densely: for Mondrian regions about ``O(q (a + b) log a)`` work and no ``a x b``
+    matrix."""
     lo1, hi1, lo2, hi2 = (np.asarray(x, dtype=np.int64) for x in (lo1, hi1, lo2, hi2))
     out_i: list[np.ndarray] = []
     out_k: list[np.ndarray] = []
@@ -189,16 +190,19 @@ def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.n
             continue
         split = None
         if len(ia) > _LEAF and len(kb) > _LEAF and depth <= 60:
-            spread = lo1[ia].max(axis=0) - lo1[ia].min(axis=0)
-            j = int(np.argmax(spread))
-            if spread[j] > 0:
-                v = int(np.median(lo1[ia, j]))
-                if v >= int(lo1[ia, j].max()):
+            best = 0.9 * len(ia) * len(kb)  # a split must save a tenth of the dense work
+            for j in range(lo1.shape[1]):
+                col = lo1[ia, j]
+                v = int(np.median(col))
+                if v >= int(col.max()):
                     v -= 1
-                left_a, right_a = ia[lo1[ia, j] <= v], ia[hi1[ia, j] > v]
+                if v < int(col.min()):
+                    continue
+                left_a, right_a = ia[col <= v], ia[hi1[ia, j] > v]
                 left_b, right_b = kb[lo2[kb, j] <= v], kb[hi2[kb, j] > v]
-                if max(len(left_a), len(right_a)) < len(ia) or max(len(left_b), len(right_b)) < len(kb):
-                    split = ((left_a, left_b), (right_a, right_b))
+                work = len(left_a) * len(left_b) + len(right_a) * len(right_b)
+                if work < best:
+                    best, split = work, ((left_a, left_b), (right_a, right_b))
         if split is None:
             blk = regions_comparable(lo1[ia], hi1[ia], m1[ia], lo2[kb], hi2[kb], m2[kb])
             x, y = np.nonzero(blk)
@@ -233,8 +237,9 @@ def region_pairs(nd: Nodes, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     point then region.
 
     Exact for any regions (overlapping, local recoding, subsets): points and regions are split recursively
-    at the median of the points on their widest attribute - a point goes to one side, a region to every side
-    it reaches - and each cell with few regions or points is checked densely (:func:`_contains`).  Mondrian
+    at the median of the points, on the attribute whose split leaves the least dense work - a point goes to
+    one side, a region to every side it reaches - and each cell with few regions or points, or that no
+    split helps, is checked densely (:func:`_contains`).  Mondrian
     regions are medians' cells too, so a region rarely reaches both sides: about ``O((P + R) log R)`` work
     for ``P`` points and ``R`` regions, where the dense check was ``O(P R)``."""
     points = np.asarray(points, dtype=np.int64)
@@ -250,19 +255,26 @@ def region_pairs(nd: Nodes, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         if len(ri) <= _LEAF or len(pi) <= _LEAF or depth > 60:
             _dense_pairs(nd, pts, pi, ri, out_p, out_r)
             continue
-        span = pts.max(axis=0) - pts.min(axis=0)
-        j = int(np.argmax(span))
-        if span[j] == 0:  # every point here is the same point
+        best, split = 0.9 * len(pi) * len(ri), None  # a split must save a tenth of the dense work
+        for j in range(pts.shape[1]):
+            col = pts[:, j]
+            v = int(np.median(col))
+            if v >= int(col.max()):
+                v -= 1
+            if v < int(col.min()):
+                continue  # every point has the same value here
+            left = col <= v
+            r_left, r_right = ri[lo[ri, j] <= v], ri[hi[ri, j] > v]
+            n_left = int(left.sum())
+            work = n_left * len(r_left) + (len(pi) - n_left) * len(r_right)
+            if work < best:
+                best, split = work, (left, r_left, r_right)
+        if split is None:
             _dense_pairs(nd, pts, pi, ri, out_p, out_r)
             continue
-        col = pts[:, j]
-        v = int(np.median(col))
-        if v >= int(col.max()):
-            v -= 1
-        left = col <= v
-        r_lo, r_hi = lo[ri, j], hi[ri, j]
-        stack.append((pi[~left], ri[r_hi > v], depth + 1))
-        stack.append((pi[left], ri[r_lo <= v], depth + 1))
+        left, r_left, r_right = split
+        stack.append((pi[~left], r_right, depth + 1))
+        stack.append((pi[left], r_left, depth + 1))
     if not out_p:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     p, r = np.concatenate(out_p), np.concatenate(out_r)
