@@ -84,9 +84,11 @@ import numpy as np
 from multirelease.errors import InputError
 
 from .linkability import DEFAULT_TIME_LIMIT, _block_values, _no_world_message, _TypeWorldModel, block_linkability
+from .linkability import decide_coupled_all
 from .linkability import _single_release_linkable  # noqa: F401  (re-exported: benchmarks/bench_worlds.py)
 from .worlds import Block, WorldsProblem
 from .worlds_oracle import brute_force
+from .worlds_reduce import reduce_blocks
 from .worlds_sampling import sample_block
 
 __all__ = ["BlockCounts", "WorldsAnalysis", "analyze", "block_linkability", "count_block", "witness_world",
@@ -281,6 +283,9 @@ def count_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *,
             for v in range(V):
                 if rows[t][v]:
                     linked[t][v] += weight * rows[t][v] // int(n_t[t])
+        if not model.vars:  # every type's values fixed: one type-world
+            complete = True
+            break
         model.model.add_forbidden_assignments(model.vars, [tuple(m[k] for k in model.keys)])
     if complete:
         if found == 0:
@@ -387,14 +392,21 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     linkable = np.zeros((N, V), dtype=bool)
     linkable_low = np.zeros((N, V), dtype=bool)
     linkability_exact = True
-    for b, block in enumerate(problem.blocks()):
-        lk, lk_exact, witnesses = block_linkability(problem, block, time_limit=time_limit)
+    subs = reduce_blocks(problem, problem.blocks())
+    coupled = [i for i, sub in enumerate(subs) if sub.coupled]
+    decided = dict(zip(coupled, decide_coupled_all(problem, [(subs[i].block, subs[i].cand) for i in coupled],
+                                                   time_limit=time_limit))) if coupled else {}
+    for b, sub in enumerate(subs):
+        block = sub.block
+        if sub.coupled:
+            lk, lk_exact, _, proven = decided[b]
+        else:
+            lk, lk_exact, proven = sub.cand, True, sub.cand
         if count:
             bc = count_block(problem, block, lk, max_type_worlds=max_type_worlds, time_limit=time_limit,
                              samples=samples, rng=rng)
         else:
             bc = BlockCounts(block, lk, False, "linkability_only")
-        proven = lk.copy()
         if not lk_exact and bc.exact:
             # the enumeration over a superset of the linkable pairs is complete (the type-world model checks
             # realizability whatever the candidates): its worlds decide linkability exactly
@@ -405,9 +417,7 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
                              type_worlds=bc.type_worlds, seconds=bc.seconds)
         elif not lk_exact:
             # undecided pairs are reported linkable; proven are those realized by a world found
-            proven = np.zeros_like(lk)
-            for t, v in witnesses:
-                proven[t, v] = True
+            proven = proven.copy()
             if bc.estimate is not None:
                 proven |= bc.estimate > 0  # the sampler's states are worlds
             bc = BlockCounts(block, lk, False, bc.method, estimate=bc.estimate, ci=bc.ci, samples=bc.samples)

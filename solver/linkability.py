@@ -22,55 +22,91 @@ from multirelease.errors import InputError, SolverError
 from .matching import matchable_edges
 from .worlds import Block, WorldsProblem
 
-__all__ = ["DEFAULT_TIME_LIMIT", "block_linkability"]
+__all__ = ["DEFAULT_TIME_LIMIT", "block_linkability", "decide_coupled", "decide_coupled_all"]
 
 #: CP-SAT seconds per block (linkability and enumeration each)
 DEFAULT_TIME_LIMIT = 20.0
 
 
 class _TypeWorldModel:
-    """CP-SAT model of the type-worlds of a block: ``m[t, v]`` and one integer transport per release."""
+    """CP-SAT model of the type-worlds of a block: ``m[t, v]`` and one integer transport per release.
 
-    def __init__(self, block: Block, candidate: np.ndarray):
+    A type with one candidate value is a constant (``m[t, v] = n_t``), not a variable; where a type reaches a
+    single group of a value in a release (every Mondrian-like release: regions do not overlap), the transport
+    on that edge *is* ``m[t, v]``, no variable of its own.  ``m`` holds the variables, ``fixed`` the
+    constants; :meth:`solve` returns both."""
+
+    def __init__(self, block: Block, candidate: np.ndarray, model: cp_model.CpModel | None = None):
         self.block = block
-        self.model = model = cp_model.CpModel()
+        self.model = model = model if model is not None else cp_model.CpModel()
         n_t = block.type_count
         T, V = candidate.shape
         self.m = {}
+        self.fixed = {}
+        expr = {}
         for t in range(T):
-            for v in np.flatnonzero(candidate[t]):
-                self.m[t, int(v)] = model.new_int_var(0, int(n_t[t]), f"m_{t}_{v}")
-            terms = [self.m[t, int(v)] for v in np.flatnonzero(candidate[t])]
-            model.add(sum(terms) == int(n_t[t]))
+            vs = np.flatnonzero(candidate[t])
+            if len(vs) == 1:
+                self.fixed[t, int(vs[0])] = int(n_t[t])
+                expr[t, int(vs[0])] = int(n_t[t])
+                continue
+            for v in vs:
+                var = model.new_int_var(0, int(n_t[t]), f"m_{t}_{v}")
+                self.m[t, int(v)] = var
+                expr[t, int(v)] = var
+            if len(vs):
+                model.add(sum(self.m[t, int(v)] for v in vs) == int(n_t[t]))
+            else:
+                model.add(sum([]) == 1)  # a type with no candidate value: no world
         self.flows = []
         for k in range(len(block.releases)):
             edges = block.edges[k]
             gcount, gvalue = block.group_count[k], block.group_value[k]
             f = {}
             into_g = [[] for _ in range(len(gcount))]
-            out_tv: dict = {}
+            by_tv: dict = {}
             for e, (t, g) in enumerate(edges.tolist()):
                 v = int(gvalue[g])
-                if not candidate[t, v]:
+                if candidate[t, v]:
+                    by_tv.setdefault((t, v), []).append((e, g))
+            for (t, v), eg in by_tv.items():
+                if not block.present[t, k]:
                     continue
-                var = model.new_int_var(0, int(min(n_t[t], gcount[g])), f"f_{k}_{t}_{g}")
-                f[e] = var
-                into_g[g].append(var)
-                out_tv.setdefault((t, v), []).append(var)
+                if len(eg) == 1:
+                    e, g = eg[0]
+                    f[e] = expr[t, v]
+                    into_g[g].append(expr[t, v])
+                    continue
+                cap = int(n_t[t])
+                terms = []
+                for e, g in eg:
+                    var = model.new_int_var(0, int(min(cap, gcount[g])), f"f_{k}_{t}_{g}")
+                    f[e] = var
+                    into_g[g].append(var)
+                    terms.append(var)
+                model.add(sum(terms) == expr[t, v])
+            for (t, v), x in expr.items():  # a candidate value with no group in a release where t is present
+                if block.present[t, k] and (t, v) not in by_tv:
+                    model.add(x == 0) if not isinstance(x, int) else model.add(sum([]) == x)
             for g in range(len(gcount)):
                 model.add(sum(into_g[g]) == int(gcount[g]))
-            for (t, v), var in self.m.items():
-                if block.present[t, k]:
-                    model.add(sum(out_tv.get((t, v), [])) == var)
             self.flows.append(f)
         self.vars = list(self.m.values())
         self.keys = list(self.m.keys())
+        self.index = [v.index for v in self.vars]
 
     def hint(self, sol: dict) -> None:
         """Start the next solves from a known type-world (solution hint)."""
         self.model.clear_hints()
         for key, var in self.m.items():
             self.model.add_hint(var, sol.get(key, 0))
+
+    def _values(self, solver: cp_model.CpSolver) -> dict:
+        sol = dict(self.fixed)
+        if self.vars:
+            values = solver.response_proto.solution
+            sol.update(zip(self.keys, (int(values[i]) for i in self.index)))
+        return sol
 
     def solve(self, time_limit: float, extra: Sequence = ()) -> tuple[str, dict | None, cp_model.CpSolver]:
         """``("feasible", m, solver)``, ``("infeasible", None, solver)`` or ``("unknown", None, solver)``."""
@@ -90,9 +126,7 @@ class _TypeWorldModel:
         status = solver.solve(model)
         model.clear_assumptions()
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            sol = {key: int(solver.value(var)) for key, var in self.m.items()}
-            self.hint(sol)
-            return "feasible", sol, solver
+            return "feasible", self._values(solver), solver
         if status == cp_model.INFEASIBLE:
             return "infeasible", None, solver
         if status == cp_model.MODEL_INVALID:
@@ -127,103 +161,148 @@ def block_linkability(problem: WorldsProblem, block: Block, *, time_limit: float
                       ) -> tuple[np.ndarray, bool, dict]:
     """``(linkable (T, V) bool, exact, witnesses)``: the values each type's members take in some world.
 
-    ``witnesses[(t, v)]`` is a type-world realizing the pair when CP-SAT was used.  ``exact`` is false only
-    when CP-SAT stopped on its time limit (the undecided pairs are then reported linkable: an upper bound).
-    Raises :class:`InputError` when the block has no world at all (inconsistent releases)."""
-    R = len(block.releases)
-    if block.n_types == 0:
-        raise InputError(_no_world_message(problem, block))
-    if block.is_complete():  # one type adjacent to every group: every value of the groups (if any world)
-        out = np.zeros((1, problem.n_values), dtype=bool)
-        counts = None
-        for k in range(R):
-            if not block.present[0, k]:
-                continue
-            c = np.bincount(block.group_value[k], weights=block.group_count[k], minlength=problem.n_values)
-            if (counts is not None and not np.array_equal(c, counts)) or c.sum() != block.type_count[0]:
-                raise InputError(_no_world_message(problem, block))
-            counts = c
-        out[0] = counts > 0
-        return out, True, {}
-    cand = np.ones((block.n_types, problem.n_values), dtype=bool)
-    for k in range(R):
-        lk = _single_release_linkable(problem, block, k)
-        if lk is None:
-            raise InputError(_no_world_message(problem, block))
-        present = block.present[:, k]
-        cand[present] &= lk[present]
-    if R == 1:
-        return cand, True, {}
-    # persistent values over several releases: decide the candidates with CP-SAT
-    model = _TypeWorldModel(block, cand)
+    Flow propagation first (:func:`solver.worlds_reduce.reduce_block`), CP-SAT only on the coupled
+    sub-blocks (:func:`decide_coupled`).  ``witnesses[(t, v)]`` is a type-world realizing the pair when
+    CP-SAT was used.  ``exact`` is false only when CP-SAT stopped on its time limit (the undecided pairs are
+    then reported linkable: an upper bound).  Raises :class:`InputError` when the block has no world at all
+    (inconsistent releases)."""
+    from .worlds_reduce import reduce_block
+
+    linkable = np.zeros((block.n_types, problem.n_values), dtype=bool)
+    witnesses: dict = {}
+    exact = True
+    where = {int(m[0]): t for t, m in enumerate(block.members)}
     deadline = time.perf_counter() + time_limit
-    status, m, _ = model.solve(time_limit)
+    for sub in reduce_block(problem, block):
+        rows = np.array([where[int(m[0])] for m in sub.block.members], dtype=np.int64)
+        if not sub.coupled:
+            linkable[rows] = sub.cand
+            continue
+        lk, ok, wit, _ = decide_coupled(problem, sub.block, sub.cand,
+                                        time_limit=max(deadline - time.perf_counter(), 0.01))
+        linkable[rows] = lk
+        exact &= ok
+        witnesses.update({(int(rows[t]), v): w for (t, v), w in wit.items()})
+    return linkable, exact, witnesses
+
+
+def decide_coupled(problem: WorldsProblem, block: Block, cand: np.ndarray, *,
+                   time_limit: float = DEFAULT_TIME_LIMIT) -> tuple[np.ndarray, bool, dict, np.ndarray]:
+    """Linkability of one coupled (sub-)block from its candidate pairs: :func:`decide_coupled_all` of it alone."""
+    return decide_coupled_all(problem, [(block, cand)], time_limit=time_limit)[0]
+
+
+def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: float = DEFAULT_TIME_LIMIT
+                       ) -> list[tuple[np.ndarray, bool, dict, np.ndarray]]:
+    """Linkability of independent coupled (sub-)blocks ``[(block, cand), ...]`` by CP-SAT, in one model.
+
+    The type-world models of the parts share no variable, so one CP-SAT model holds them all (one model and
+    one solve per round instead of one per part).  A first solve finds a world of every part (none:
+    :class:`InputError`, naming the part).  Then, in rounds, each part with open candidate pairs gets an
+    assumption "at least one of my open pairs is realized" (``sum of their m >= 1``):
+
+    * feasible: every pair of the solution is settled linkable, its part's world as witness;
+    * infeasible: CP-SAT's sufficient assumptions name the parts to blame; a part blamed alone has every open
+      pair proven not linkable at once; when several are blamed, each is solved alone.
+
+    Every round settles or refutes at least one pair per open part.  Returns, per part,
+    ``(linkable, exact, witnesses, proven)``: pairs left undecided by the time limit are reported linkable and
+    ``exact`` is false; ``proven`` holds the pairs a world realizes."""
+    deadline = time.perf_counter() + time_limit
+    model = cp_model.CpModel()
+    models = [_TypeWorldModel(block, cand, model) for block, cand in parts]
+    status, _, solver = _solve(model, time_limit, [])
     if status == "infeasible":
-        raise InputError(_no_world_message(problem, block))
+        for (block, cand), tw in zip(parts, models):  # name the part without a world
+            if decide_status(tw.block, cand, deadline) == "infeasible":
+                raise InputError(_no_world_message(problem, block))
+        raise InputError(_no_world_message(problem, parts[0][0]))
     if status == "unknown":
-        return cand, False, {}
-    linkable = np.zeros_like(cand)
-    witnesses = {}
+        return [(cand.copy(), False, {}, np.zeros_like(cand)) for _, cand in parts]
+    linkable = [np.zeros_like(cand) for _, cand in parts]
+    witnesses: list[dict] = [{} for _ in parts]
+    settled = [False] * len(parts)  # every candidate pair decided
 
-    def settle(sol):
+    def settle(i: int, sol: dict) -> None:
         for (t, v), c in sol.items():
-            if c > 0 and not linkable[t, v]:
-                linkable[t, v] = True
-                witnesses[t, v] = sol
+            if c > 0 and not linkable[i][t, v]:
+                linkable[i][t, v] = True
+                witnesses[i][t, v] = sol
 
-    settle(m)
-    # rounds that maximize the number of unsettled pairs realized at once; an optimum of 0 proves them all
-    # unlinkable
-    for _ in range(64):
-        open_pairs = [(int(t), int(v)) for t, v in zip(*np.nonzero(cand & ~linkable))]
+    for i, tw in enumerate(models):
+        settle(i, tw._values(solver))
+    while True:
+        open_ = {}
+        for i, (_, cand) in enumerate(parts):
+            if settled[i]:
+                continue
+            pairs = [(int(t), int(v)) for t, v in zip(*np.nonzero(cand & ~linkable[i]))]
+            if pairs:
+                open_[i] = pairs
+            else:
+                settled[i] = True
         left = deadline - time.perf_counter()
-        if not open_pairs or left <= 0:
+        if not open_ or left <= 0:
             break
         hit = {}
-        for t, v in open_pairs:
-            b = model.model.new_bool_var(f"hit_{t}_{v}")
-            model.model.add(model.m[t, v] >= 1).only_enforce_if(b)
-            hit[t, v] = b
-        model.model.maximize(sum(hit.values()))
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.max_time_in_seconds = min(left, max(2.0, time_limit / 8))
-        status = solver.solve(model.model)
-        model.model.clear_objective()
-        for b in hit.values():  # retire the indicators
-            model.model.add(b == 0)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        for i, pairs in open_.items():
+            lit = model.new_bool_var(f"open_{i}")
+            model.add(sum(models[i].m[p] for p in pairs) >= 1).only_enforce_if(lit)
+            hit[i] = lit
+        model.maximize(sum(hit.values()))
+        status, _, solver = _solve(model, left, [], optimize=True)
+        model.clear_objective()
+        for lit in hit.values():  # retire this round's indicators
+            model.add(lit == 0)
+        if status == "unknown":
             break
-        sol = {key: int(solver.value(var)) for key, var in model.m.items()}
-        model.hint(sol)
-        before = int(linkable.sum())
-        settle(sol)
-        if status == cp_model.OPTIMAL and int(linkable.sum()) == before:
-            for t, v in open_pairs:
-                model.model.add(model.m[t, v] == 0)
-            cand = cand & linkable
-            break
-        if int(linkable.sum()) == before:
-            break
-    exact = True
-    for t, v in zip(*np.nonzero(cand)):
-        t, v = int(t), int(v)
-        if linkable[t, v]:
-            continue
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            exact = False
-            linkable[t, v] = True  # undecided: reported as linkable (safe side)
-            continue
-        status, sol, _ = model.solve(left, [model.m[t, v] >= 1])
-        if status == "feasible":
-            settle(sol)
-        elif status == "infeasible":
-            model.model.add(model.m[t, v] == 0)
-        else:
-            exact = False
-            linkable[t, v] = True
-    return linkable, exact, witnesses
+        if status == "infeasible":  # cannot be: every part has a world
+            raise SolverError("CP-SAT: a world of every part was found, then lost")
+        for i, lit in hit.items():
+            if solver.boolean_value(lit):
+                settle(i, models[i]._values(solver))
+            elif status == "optimal":
+                settled[i] = True  # parts are independent: at the optimum, a part left out has no world
+                # realizing any of its open pairs, which are proven not linkable
+    out = []
+    for i, (_, cand) in enumerate(parts):
+        proven = linkable[i].copy()
+        lk = linkable[i] if settled[i] else linkable[i] | cand  # undecided: reported linkable (safe side)
+        out.append((lk, settled[i], witnesses[i], proven))
+    return out
+
+
+def decide_status(block: Block, cand: np.ndarray, deadline: float) -> str:
+    """``feasible`` / ``infeasible`` / ``unknown``: does the block have a world on these candidates?"""
+    return _TypeWorldModel(block, cand).solve(max(deadline - time.perf_counter(), 0.01))[0]
+
+
+def _solve(model: cp_model.CpModel, time_limit: float, assumptions: list, optimize: bool = False
+           ) -> tuple[str, list, cp_model.CpSolver]:
+    """One CP-SAT solve (one worker) under assumptions: ``(status, core, solver)``, status ``feasible``
+    (``optimal`` when ``optimize`` and proven), ``infeasible`` or ``unknown``; ``core`` (variable indices of
+    the assumptions sufficient for infeasibility) only when infeasible."""
+    model.clear_assumptions()
+    if assumptions:
+        model.add_assumptions(assumptions)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+    solver.parameters.random_seed = 0
+    status = solver.solve(model)
+    core = []
+    if status == cp_model.INFEASIBLE and assumptions:
+        core = list(solver.sufficient_assumptions_for_infeasibility())
+    model.clear_assumptions()
+    if status == cp_model.OPTIMAL and optimize:
+        return "optimal", core, solver
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return "feasible", core, solver
+    if status == cp_model.INFEASIBLE:
+        return "infeasible", core, solver
+    if status == cp_model.MODEL_INVALID:
+        raise SolverError("CP-SAT: invalid type-world model")
+    return "unknown", core, solver
 
 
 def _no_world_message(problem: WorldsProblem, block: Block) -> str:
