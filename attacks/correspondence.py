@@ -73,8 +73,8 @@ from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
 from .base import AttackBase, AttackResult, Progress
-from .correspondence_targets import (CorrespondenceResult, Target, base_targets, given_targets, parse_targets,
-                                     requests_of)
+from .correspondence_targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets,
+                                     group_sizes, parse_targets, requests_of, shown_rows)
 
 #: the crack questions of the targets (kept under this name for the tests and benchmarks)
 _requests = requests_of
@@ -277,35 +277,6 @@ def _families(t: int, j: int, n: int) -> tuple[str, ...]:
     return tuple(f for f, ok in (("F", t < n), ("B", t >= 2)) if ok)
 
 
-def _group_sizes(nd, cls: int) -> dict[int, int]:
-    """``{sensitive value: records}`` of class ``cls`` (all classes of the release computed once)."""
-    table = nd.__dict__.get("_group_sizes")
-    if table is None:
-        table = {}
-        for c, v, k in zip(nd.cls.tolist(), nd.value.tolist(), nd.count.tolist()):
-            row = table.setdefault(c, {})
-            row[v] = row.get(v, 0) + k
-        object.__setattr__(nd, "_group_sizes", table)
-    return dict(table.get(int(cls), {}))
-
-
-def _class_ids(release: Release) -> np.ndarray:
-    """The published id of every class (the ``group`` column, else the class index from 1)."""
-    if release.group is None:
-        return np.arange(1, release.n_classes + 1)
-    out = np.zeros(release.n_classes, dtype=np.int64)
-    out[release.classes] = release.group
-    return out
-
-
-def _class_id(release: Release, cls: int) -> int:
-    ids = release.__dict__.get("_correspondence_class_ids")
-    if ids is None:
-        ids = _class_ids(release)
-        release.__dict__["_correspondence_class_ids"] = ids
-    return int(ids[cls])
-
-
 def _labels(release: Release, leaves) -> dict[str, str]:
     if all(len(x) == 1 for x in leaves):
         return {a.name: a.hierarchy.leaves[x[0]] for a, x in zip(release.qi_attributes, leaves)}
@@ -333,7 +304,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     info = []
     for req, ans in zip(requests, answers):
         nd = nodes[req.j - 1]
-        sizes = _group_sizes(nd, req.cls)
+        sizes = group_sizes(nd, req.cls)
         size = int(nd.class_sizes[req.cls])
         groups = []
         for v in sorted(sizes, key=lambda x: str(values[x])):
@@ -372,7 +343,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
                 possible = [r]
             c_lo = min(info[r2]["crack"][0] for r2 in possible)
             c_hi = max(info[r2]["crack"][1] for r2 in possible)
-            cell = {"release": j, "class": _class_id(releases[j - 1], requests[r].cls), "size": it["size"],
+            cell = {"release": j, "class": class_id(releases[j - 1], requests[r].cls), "size": it["size"],
                     "crack": c_lo, "anonymity": a_hi}
             if (c_lo, a_lo) != (c_hi, a_hi):
                 cell["crack_bounds"] = [c_lo, c_hi]
@@ -434,7 +405,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         req = requests[r]
         point = {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(releases[0].qi_attributes, tg.point)}
         w = {"attack": fam, "target": rows[ti]["qid"], "point": point, "timestamp": tg.t, "release": req.j,
-             "class": _class_id(releases[req.j - 1], req.cls), **{x: rows[ti][fam][x] for x in
+             "class": class_id(releases[req.j - 1], req.cls), **{x: rows[ti][fam][x] for x in
                                                                    ("size", "crack", "anonymity")},
              "groups": [{"sensitive": str(values[v]), "size": s, "crack": c} for v, s, c, _ in
                         info[r]["groups"]]}
@@ -449,26 +420,13 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     else:
         reason, detail = "budget", "closed forms of section 7.1 bound cracks beyond two releases"
     bounds, proven = settle(head, intervals, reason, detail)
-    shown = _shown_rows(targets, ranked, attack.config["rows"])
+    shown = shown_rows(targets, ranked, attack.config["rows"], FAMILIES)
     if len(shown) < len(rows):
         notes.append(f"targets: the report lists the {len(shown)} rows of the worst targets of {len(rows)} "
                      f"(parameter rows; multirelease run/certify --targets-file writes them all)")
     return CorrespondenceResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds and not open_rows,
                                 worst=worst, targets=tuple(rows), bounds=bounds, notes=tuple(notes), proven=proven,
                                 reason=reason, stats=stats, shown=None if len(shown) == len(rows) else tuple(shown))
-
-
-def _shown_rows(targets, ranked: dict, limit: int) -> list[int]:
-    """The rows a report lists: all of them when there are at most ``limit``, else every given target's and,
-    per attack family, the ``limit // 3`` smallest anonymities (upper end, lower end, then target order) -
-    in target order.  A report does not grow with the table."""
-    if len(targets) <= limit:
-        return list(range(len(targets)))
-    keep = {i for i, tg in enumerate(targets) if tg.given is not None}
-    per = max(1, limit // len(FAMILIES))
-    for fam in FAMILIES:
-        keep.update(ti for _, _, ti in sorted(ranked[fam])[:per])
-    return sorted(keep)
 
 
 def _closed_answers(releases, nodes, requests, values, notes):

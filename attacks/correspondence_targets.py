@@ -15,11 +15,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from multirelease.errors import InputError
+from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
 from .base import AttackResult
 
-__all__ = ["CorrespondenceResult", "Target", "base_targets", "given_targets", "parse_targets", "requests_of"]
+__all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets", "group_sizes", "parse_targets",
+           "requests_of", "shown_rows"]
 
 
 @dataclass(frozen=True)
@@ -209,3 +211,47 @@ def requests_of(targets: Sequence[Target], nodes, n: int):
                 mine.append((j, index[req]))
         where.append(mine)
     return requests, where
+
+
+# ---------------------------------------------------------------------- rows of the report
+def group_sizes(nd, cls: int) -> dict[int, int]:
+    """``{sensitive value: records}`` of class ``cls`` (all classes of the release computed once)."""
+    table = nd.__dict__.get("_group_sizes")
+    if table is None:
+        table = {}
+        for c, v, k in zip(nd.cls.tolist(), nd.value.tolist(), nd.count.tolist()):
+            row = table.setdefault(c, {})
+            row[v] = row.get(v, 0) + k
+        object.__setattr__(nd, "_group_sizes", table)
+    return dict(table.get(int(cls), {}))
+
+
+def _class_ids(release: Release) -> np.ndarray:
+    """The published id of every class (the ``group`` column, else the class index from 1)."""
+    if release.group is None:
+        return np.arange(1, release.n_classes + 1)
+    out = np.zeros(release.n_classes, dtype=np.int64)
+    out[release.classes] = release.group
+    return out
+
+
+def class_id(release: Release, cls: int) -> int:
+    """The published id of class ``cls`` (cached on the release)."""
+    ids = release.__dict__.get("_correspondence_class_ids")
+    if ids is None:
+        ids = _class_ids(release)
+        release.__dict__["_correspondence_class_ids"] = ids
+    return int(ids[cls])
+
+
+def shown_rows(targets, ranked: dict, limit: int, families: Sequence[str]) -> list[int]:
+    """The rows a report lists: all of them when there are at most ``limit``, else every given target's and,
+    per attack family, the ``limit // len(families)`` smallest anonymities (upper end, lower end, then target order) -
+    in target order.  A report does not grow with the table."""
+    if len(targets) <= limit:
+        return list(range(len(targets)))
+    keep = {i for i, tg in enumerate(targets) if tg.given is not None}
+    per = max(1, limit // len(families))
+    for fam in families:
+        keep.update(ti for _, _, ti in sorted(ranked[fam])[:per])
+    return sorted(keep)

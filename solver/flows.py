@@ -31,10 +31,13 @@ component and the per-component optima add up; an optimal flow of every componen
 realizes all of an objective's group maxima at once (the witness).
 
 Speed: most F / C objectives reach the trivial upper bound ``min(a(U*), b(T))`` (Lemma 4.2 of the paper
-shows they always do under cut generalization).  :meth:`BuddyGraph.max_arc_flows` first solves *packed*
-rounds - one min-cost flow per round maximizes the total flow on many objectives with disjoint endpoints;
-every objective whose flow reaches its upper bound is proved optimal by that flow - and solves the rest
-one by one.  Every number returned is a proved optimum.
+shows they always do under cut generalization).  The components' work is done by
+:mod:`solver.flow_tasks` (packed rounds - one min-cost flow per round maximizes the total flow on many
+objectives with disjoint endpoints; every objective whose flow reaches its upper bound is proved optimal
+by that flow - then the rest one by one, each round over a whole chunk of components at once), chunks run
+by the executor of :mod:`solver.executor` (local processes, or Dask).  Regions that intersect are found by
+recursive splits (:func:`solver.regions.comparable_pairs`), never as a dense matrix.  Every number
+returned is a proved optimum.
 
 Solvers: OR-Tools ``SimpleMinCostFlow`` and ``SimpleMaxFlow`` built from numpy arrays (int32 nodes, int64
 capacities and costs); every status other than OPTIMAL raises :class:`~multirelease.errors.SolverError`,
@@ -47,11 +50,10 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
-from ortools.graph.python import max_flow, min_cost_flow
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from multirelease.errors import InputError, SolverError
+from multirelease.errors import InputError
 
 from .flow_tasks import FlowTask, min_cost_flow_of, solve_tasks
 from .flow_witness import generator_json
