@@ -69,7 +69,8 @@ def _cli(code_dir: Path) -> tuple[list[str], Path, dict]:
     return [sys.executable, "-m", "multirelease.cli"], code_dir, {"PYTHONPATH": str(code_dir)}
 
 
-def ladder(rows: list[int], old: Path | None, cap_gb: float, timeout: float, seed: int) -> None:
+def ladder(rows: list[int], old: Path | None, cap_gb: float, timeout: float, seed: int,
+           only: str | None = None) -> None:
     for n in rows:
         folder = Path(f"/tmp/census_bench_{n}")
         spec = make_census(n, seed=seed, out=folder)
@@ -79,20 +80,24 @@ def ladder(rows: list[int], old: Path | None, cap_gb: float, timeout: float, see
             base, cwd, env = _cli(code_dir)
             rel = folder / f"{prefix or 'new_'}releases"
             report = folder / f"{prefix or 'new_'}run.json"
-            for p in (report,):
-                p.unlink(missing_ok=True)
-            m = _measure(base + ["run", str(spec), "--json", str(report), "--out", str(rel), "--quiet"], cwd, env,
-                         cap_gb, timeout)
-            m["report_mb"] = round(report.stat().st_size / 1e6, 3) if report.exists() else None
-            lines["run"].update({prefix + k: v for k, v in m.items()})
+            m = {"exit": None}
+            if only != "certify":
+                report.unlink(missing_ok=True)
+                m = _measure(base + ["run", str(spec), "--json", str(report), "--out", str(rel), "--quiet"], cwd,
+                             env, cap_gb, timeout)
+                m["report_mb"] = round(report.stat().st_size / 1e6, 3) if report.exists() else None
+                lines["run"].update({prefix + k: v for k, v in m.items()})
             files = [rel / "release_1.csv", rel / "release_2.csv"]
             if not all(f.exists() and m["exit"] is not None for f in files):
                 # the old code may not have written its releases: certify the new code's
                 files = [folder / "new_releases" / "release_1.csv", folder / "new_releases" / "release_2.csv"]
+            if only == "run":
+                continue
             report = folder / f"{prefix or 'new_'}certify.json"
             report.unlink(missing_ok=True)
+            # no --quiet: older checkouts lack it on certify (the terminal tables of a pipe are small)
             m = _measure(base + ["certify", str(spec), *map(str, files), "--attack", "correspondence", "--json",
-                                 str(report), "--quiet"], cwd, env, cap_gb, timeout)
+                                 str(report)], cwd, env, cap_gb, timeout)
             m["report_mb"] = round(report.stat().st_size / 1e6, 3) if report.exists() else None
             if report.exists():
                 doc = json.loads(report.read_text(encoding="utf-8"))
@@ -101,13 +106,15 @@ def ladder(rows: list[int], old: Path | None, cap_gb: float, timeout: float, see
                 m["witnesses"] = sorted(k for k, w in res.get("worst", {}).items() if "generator" in w)
             lines["certify"].update({prefix + k: v for k, v in m.items()})
         for line in lines.values():
-            print(json.dumps({k: v for k, v in line.items() if v is not None}), flush=True)
+            if len(line) > 2:
+                print(json.dumps({k: v for k, v in line.items() if v is not None}), flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--old", type=Path, default=None, help="an older checkout to compare in the same run")
+    ap.add_argument("--only", choices=("run", "certify"), default=None, help="one command only")
     ap.add_argument("--cap-gb", type=float, default=8.0)
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--seed", type=int, default=0)
@@ -116,7 +123,7 @@ def main() -> None:
     if args.measure:
         print(json.dumps(_measured(json.loads(args.measure))))
         return
-    ladder(args.rows, args.old, args.cap_gb, args.timeout, args.seed)
+    ladder(args.rows, args.old, args.cap_gb, args.timeout, args.seed, args.only)
 
 
 if __name__ == "__main__":
