@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from multirelease.cli import main
 from multirelease.transitions import load_transitions
 from publishers import PUBLISHERS
 
-from test_ledger import COUNTRIES, DISEASES, folder_bytes
+import test_ledger
+from test_ledger import DISEASES, folder_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,33 +42,13 @@ ROWS = {"sequential_diversity": 18, "non_sequential_diversity": 18, "global_guar
 MODEL = load_transitions({"diameter": 2, "shape": "blocks", "values": DISEASES})
 
 
-def write_snapshots(folder: Path, *, months: int, n: int, leave: int, arrive: int, update: int,
-                    seed: int) -> list[Path]:
-    """Monthly snapshots (identifier ``id`` first): each month ``leave`` records leave, ``arrive`` arrive and
-    ``update`` redraw their disease from the spec's public update model (:data:`MODEL`)."""
-    rng = np.random.default_rng(seed)
-    rows: dict[str, dict] = {}
-
-    def person() -> dict:
-        return {"age": int(rng.integers(20, 60)), "country": COUNTRIES[rng.integers(6)],
-                "disease": DISEASES[rng.integers(6)]}
-
-    paths, next_id = [], 1
-    for month in range(1, months + 1):
-        if month > 1:
-            for rid in rng.choice(sorted(rows), leave, replace=False):
-                del rows[rid]
-            for rid in rng.choice(sorted(rows), update, replace=False):
-                now = MODEL.indices([rows[rid]["disease"]])
-                rows[rid] = {**rows[rid], "disease": str(MODEL.values[MODEL.sample(now, rng)[0]])}
-        for _ in range(n if month == 1 else arrive):
-            rows[f"idx{next_id:05d}q"] = person()
-            next_id += 1
-        frame = pd.DataFrame.from_dict(rows, orient="index")
-        frame.index.name = "id"
-        paths.append(folder / f"snapshot_{month}.csv")
-        frame.to_csv(paths[-1])
-    return paths
+def write_snapshots(folder: Path, **kw) -> list[Path]:
+    """:func:`test_ledger.write_snapshots` with its updates drawn from this spec's model (:data:`MODEL`)."""
+    saved, test_ledger.MODEL = test_ledger.MODEL, MODEL
+    try:
+        return test_ledger.write_snapshots(folder, **kw)
+    finally:
+        test_ledger.MODEL = saved
 
 
 def spec_for(folder: Path, name: str) -> Path:
