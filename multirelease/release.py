@@ -1,5 +1,8 @@
 """Releases: what a recipient sees, as leaf-code ranges, and the release CSV format of the contract.
 
+Over 500 lines because it is one data type with its one file format: the class, its vectorized relations, and
+the reading and writing of release files (either notation; the cells of ARX's live in :mod:`multirelease.arx`).
+
 A :class:`Release` holds one published table: for each row and each published quasi-identifier a leaf-code
 range ``[lo, hi]`` (plus a bitset for ``subsets`` attributes), the composite sensitive value, the other
 published columns, and optionally the ``group`` (QI-group id) and ``uid`` (record-tracking id) columns and
