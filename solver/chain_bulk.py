@@ -11,15 +11,13 @@ Per component (:class:`~solver.chain_component.Component`), for the objectives `
 
 Every upper bound is a proof (flow, or a dual bound valid whatever the LP's tolerances) and every generator
 is checked exactly, so an objective is closed only when a generator reaches a proved bound.  Components are
-independent: with enough work they run in forked worker processes (:meth:`BulkPass.run_all`).  The pass
+independent: with enough work they run through the executor (:meth:`BulkPass.run_all`, :mod:`solver.executor`).  The pass
 stops where the budget's :class:`~solver.chain_component.Clock` runs out; what stays open goes to CP-SAT.
 """
 from __future__ import annotations
 
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,15 +26,12 @@ from .chain_lp import ChainLP, pair_relaxation_bounds
 
 __all__ = ["BulkPass"]
 
-_FORKED = None  # (pass, components) a forked worker works for (set in the parent just before the fork)
-
-
-def _bulk_in_child(ci: int, wanted: np.ndarray):
-    """In a forked worker: :meth:`BulkPass.run` on one component; returns what the parent merges - the new
-    generators (each checked exactly in the worker, re-added in the parent), the proven bounds and counts.
-    The worker's copy of the clock keeps its own time for the budget."""
-    bulk, components = _FORKED
-    comp = components[ci]
+def _bulk_task(task):
+    """In a worker (any process, any machine: :mod:`solver.executor`): :meth:`BulkPass.run` on one component
+    ``(ci, pass, component, wanted)``; returns what the parent merges - the new generators (each checked
+    exactly in the worker, re-added in the parent), the proven bounds and counts.  The worker's copy of the
+    clock keeps its own time for the budget."""
+    ci, bulk, comp, wanted = task
     first = len(comp.pool)
     flows, lps = bulk.stats.flow_bounds, bulk.stats.lp_solves
     if not bulk.clock.over():
@@ -105,35 +100,38 @@ class BulkPass:
 
     def run_all(self, components: list[Component], wanted: list[np.ndarray], processes: int,
                 parallel_load: int) -> None:
-        """:meth:`run` on every component - in ``processes`` forked worker processes when there are at least
-        ``parallel_load`` open objectives (components are independent; the largest start first), else in
-        this process."""
+        """:meth:`run` on every component - through the current executor (:mod:`solver.executor`: local
+        worker processes, or Dask) when there are at least ``parallel_load`` open objectives or the executor
+        is not local (components are independent; the largest first; merged in that order, whoever solved
+        them), else in this process."""
+        from .executor import LocalExecutor, current_executor
+
         work = [ci for ci in range(len(components)) if (wanted[ci] & (components[ci].best < components[ci].ub)).any()]
         load = sum(int(wanted[ci].sum()) for ci in work)
-        if processes <= 1 or len(work) < 2 or load < parallel_load or \
-                "fork" not in multiprocessing.get_all_start_methods():
+        ex = current_executor()
+        if isinstance(ex, LocalExecutor):
+            ex = LocalExecutor(processes)
+            if processes <= 1 or len(work) < 2 or load < parallel_load:
+                ex = None
+        if ex is None:
             for ci in sorted(work, key=lambda i: len(components[i].J)):
                 if not self.clock.over():
                     self.run(components[ci], wanted[ci])
             return
-        global _FORKED
-        _FORKED = (self, components)
         start = time.perf_counter()
         try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
-                jobs = [pool.submit(_bulk_in_child, ci, wanted[ci])
-                        for ci in sorted(work, key=lambda i: -len(components[i].J))]
-                for job in jobs:
-                    ci, points, ub, flow_bounds, lp_solves = job.result()
-                    comp = components[ci]
-                    for z in points:
-                        comp.add(z, self.n)
-                    comp.ub = np.minimum(comp.ub, ub)
-                    self.stats.flow_bounds += flow_bounds
-                    self.stats.lp_solves += lp_solves
+            order = sorted(work, key=lambda i: -len(components[i].J))
+            # what a worker needs of a component (no solver objects: they do not travel)
+            tasks = [(ci, self, replace(components[ci], model=None, lp=None, _by_class=None), wanted[ci])
+                     for ci in order]
+            for ci, points, ub, flow_bounds, lp_solves in ex.map(_bulk_task, tasks):
+                comp = components[ci]
+                for z in points:
+                    comp.add(z, self.n)
+                comp.ub = np.minimum(comp.ub, ub)
+                self.stats.flow_bounds += flow_bounds
+                self.stats.lp_solves += lp_solves
         finally:
-            _FORKED = None
             self.clock.charge(start)
 
     def lp_step(self, comp: Component, lp: ChainLP, w: np.ndarray, single: tuple | None) -> None:

@@ -54,7 +54,8 @@ the trivial bound; then, in bulk and without CP-SAT (:class:`solver.chain_bulk.B
 upper bounds from the two-release flow relaxation, packed LP rounds whose integral optima join the pool of
 generators, and one LP per objective still open (its safe dual bound and its optimum made integral).  An
 objective is closed when a generator of the pool reaches a proved upper bound; components are independent,
-so large inputs run this in forked worker processes.  Whatever stays open goes to CP-SAT, hinted with the
+so large inputs run this through the executor (:mod:`solver.executor`: local worker processes, or a Dask
+cluster with ``--scheduler``).  Whatever stays open goes to CP-SAT, hinted with the
 best generator, within the per-model time limit and the run's budget.  Statuses: OPTIMAL - exact; FEASIBLE
 - bounds (the incumbent and CP-SAT's objective bound), result not exact; INFEASIBLE - no generator
 (:class:`~solver.flows.NoGenerator`); anything else, or the budget spent - the proven bounds, not exact.
@@ -102,8 +103,9 @@ class ChainEngine:
     nodes : per release, the aggregated groups (:func:`solver.regions.aggregate`).
     domain_sizes : leaves per quasi-identifier.
     time_limit : seconds per CP-SAT model.
-    processes : worker processes for the bulk bounds of large inputs (components are independent; default:
-        the machine's cores, at most 8; forked, so only where ``fork`` exists).
+    processes : local worker processes for the bulk bounds of large inputs (components are independent;
+        default: the machine's cores, at most 8); a Dask executor made current by the pipeline is used
+        instead, whatever the input's size.
     budget : seconds for all the solver work of one :meth:`answer` (``None``: no limit).  CP-SAT takes the
         objectives from the smallest upper bound up (the rows that decide FA, CA and BA first); once the
         budget is spent the rest keep their proven bounds - the best generator found (low) and the best

@@ -91,6 +91,35 @@ def test_dask_local_cluster_gives_the_local_report(tmp_path, monkeypatch, proces
             assert code in (0, 1) and out.read_text(encoding="utf-8") == local
 
 
+def test_three_releases_on_dask_give_the_local_report(tmp_path, monkeypatch):
+    """The chain engine's bulk pass (three releases: flow and LP bounds per component) through Dask and
+    through local worker processes (forced) gives this process's report."""
+    distributed = pytest.importorskip("dask.distributed")
+    from solver import generators
+    from solver.executor import DaskExecutor
+
+    path = _census(tmp_path, rows=500)  # census.csv holds 550 rows
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["data"]["limit"] = 350
+    doc["dynamics"] = {2: {"insert": {"file": "census.csv", "separator": ";", "offset": 350, "limit": 100}},
+                       3: {"insert": {"file": "census.csv", "separator": ";", "offset": 450, "limit": 100}}}
+    doc["releases"] = [{"publisher": "mondrian", "k": 10}] * 3
+    doc["attacks"] = [{"correspondence": {"k": 10, "time_limit": 5.0}}]
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    inline = _report(path, InlineExecutor())
+    assert json.loads(inline)["attacks"]["correspondence"]["exact"] is True
+    monkeypatch.setattr(generators, "_PARALLEL_LOAD", 0)
+    assert _report(path, LocalExecutor(2)) == inline
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        ex = DaskExecutor(client=client)
+        seen = []
+        real = ex.map
+        ex.map = lambda fn, tasks: seen.append(fn.__name__) or real(fn, tasks)
+        assert _report(path, ex) == inline
+        assert "_bulk_task" in seen
+
+
 def test_targets_file_holds_every_row(tmp_path):
     path = _census(tmp_path, rows=1000)
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
