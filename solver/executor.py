@@ -91,7 +91,7 @@ class DaskExecutor:
                 raise InputError("needs dask.distributed: pip install 'multirelease[dask]'",
                                  key="--scheduler") from None
             try:
-                client = Client(address, set_as_default=False, timeout=30)
+                client = Client(address, set_as_default=False, timeout=10)
             except (OSError, TimeoutError) as exc:
                 raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", key="--scheduler") \
                     from None
