@@ -19,9 +19,11 @@ Summary metrics (DESIGN.md, "Reports"), over the protected values (parameter ``v
   *global guarantee* (Principle 2) iff ``max_breach`` is;
 * ``min_linkability`` - the fewest distinct values (all values, protected or not) an individual takes in at
   least one world (004, l-linkability); ``disclosed`` - individuals linkable to one value only;
-* ``individuals``, ``blocks`` (independent components), ``estimated_blocks`` (blocks beyond the exact budget).
+* ``individuals``, ``blocks`` (independent components once the edges no world uses are pruned),
+  ``estimated_blocks`` (blocks beyond the exact budget).
 
-Exactness: linkability is exact (perfect-matching SCCs; CP-SAT for persistent values over several releases);
+Exactness: linkability is exact (per-release perfect-matching SCCs to a fixpoint; CP-SAT only for the
+persistent-value coupling across releases, :mod:`solver.worlds_reduce`, :mod:`solver.linkability`);
 probabilities are exact (closed forms, CP-SAT enumeration of type-worlds, exact fractions) up to
 ``max_type_worlds`` type-worlds per block, and beyond it estimated by a Markov chain over worlds: the result
 is then ``exact = False``, ``bounds`` holds the *proven* interval of each estimated metric (reason

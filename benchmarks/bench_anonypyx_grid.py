@@ -22,14 +22,17 @@ intervals as intervals, one-hot sets as ``subsets`` masks.
 
 **Ours.** ``seconds``: building the problem and deciding linkability of every individual and value
 (``solver.counting.analyze(count=False)``, what ``min_linkability`` and ``disclosed`` need), in a fresh
-process; ``exact``: linkability decided exactly (no pair left to a time limit).  ``count_*``: the linkage
+process (``ours_cpu_s``: its CPU seconds, the figure to read on a loaded machine); ``exact``: linkability
+decided exactly (no pair left to a time limit).  ``count_*``: the linkage
 counts of the same instance (``possible_worlds``' counting stage), exact or an interval with its reason.
 
     python benchmarks/bench_anonypyx_grid.py [--n 50 100 ...] [--releases 2 3 5] [--seeds 0 1]
         [--peer-limit 120] [--before /path/to/older/tree] [--no-peer] [--no-count]
 
-``--root DIR`` runs our side from another tree of the project; ``--before DIR`` also runs our side from an older checkout of the project (e.g. ``git archive HEAD``) in the
-same run: its figures are in ``before_*`` keys.  Timings are wall clock on the machine as loaded.
+``--root DIR`` runs our side from another tree of the project; ``--before DIR`` also runs our side from an
+older checkout of the project (e.g. ``git archive HEAD``) in the same run: its figures are in ``before_*``
+keys.  ``--peer-cache`` reuses anonypyx's result kept beside each instance by an earlier run (``peer_cached``).
+Timings are wall clock on the machine as loaded, with CPU seconds beside ours.
 """
 from __future__ import annotations
 
@@ -159,12 +162,12 @@ def ours(path: str, count: bool) -> None:
         snap = Table(schema, raw.iloc[r["present"]])
         seq.append(rel, None, snap)
     view = seq.view(Adversary(sensitive="persistent"))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     a = analyze(build_problem(view), count=False)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     n_links = a.linkable.sum(axis=1)
     present = n_links > 0
-    out = {"seconds": seconds, "exact": bool(a.linkability_exact),
+    out = {"seconds": seconds, "cpu_s": cpu, "exact": bool(a.linkability_exact),
            "min_linkability": int(n_links[present].min()), "disclosed": int((n_links == 1).sum()),
            "blocks": len(a.blocks), "largest_block": max(b.block.n_people for b in a.blocks),
            "largest_types": max(b.block.n_types for b in a.blocks)}
@@ -227,7 +230,8 @@ def main() -> None:
     me = str(Path(__file__).resolve())
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="anonypyx-grid-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    totals = {"instances": 0, "ours_exact": 0, "ours_max_s": 0.0, "peer_finished": 0, "agree": 0}
+    totals = {"instances": 0, "ours_exact": 0, "ours_max_s": 0.0, "ours_max_cpu_s": 0.0, "peer_finished": 0,
+              "agree": 0}
     for n in args.n:
         for R in args.releases:
             for seed in args.seeds:
@@ -240,7 +244,8 @@ def main() -> None:
                                           "error": err}), flush=True)
                         continue
                 line = {"bench": "anonypyx_grid", "n": n, "releases": R, "seed": seed}
-                env = dict(os.environ, BENCH_ROOT=str(Path(args.root).resolve()), PYTHONPATH=str(Path(args.root).resolve()))
+                root = str(Path(args.root).resolve())
+                env = dict(os.environ, BENCH_ROOT=root, PYTHONPATH=root)
                 mine, err = _run([sys.executable, me, "--child", "ours", str(inst), "0" if args.no_count else "1"],
                                  args.ours_limit, env)
                 if mine is None:
@@ -256,8 +261,8 @@ def main() -> None:
                     if old is None:
                         line["before_error"] = err
                     else:
-                        line.update({"before_s": round(old["seconds"], 3), "before_exact": old["exact"],
-                                     "before_disclosed": old["disclosed"]})
+                        line.update({"before_s": round(old["seconds"], 3), "before_cpu_s": round(old["cpu_s"], 3),
+                                     "before_exact": old["exact"], "before_disclosed": old["disclosed"]})
                 cache = inst.with_suffix(".peer")
                 if not args.no_peer and args.peer_cache and cache.exists():
                     line.update(json.loads(cache.read_text()), peer_cached=True)
@@ -276,6 +281,7 @@ def main() -> None:
                 if line.get("ours_exact"):
                     totals["ours_exact"] += 1
                 totals["ours_max_s"] = max(totals["ours_max_s"], line.get("ours_s", float("inf")))
+                totals["ours_max_cpu_s"] = max(totals["ours_max_cpu_s"], line.get("ours_cpu_s", float("inf")))
                 if line.get("peer_finished"):
                     totals["peer_finished"] += 1
                     totals["agree"] += int(line.get("ours_disclosed") == line["peer_disclosed"])

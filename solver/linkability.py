@@ -1,13 +1,15 @@
 """Exact linkability of the possible-worlds engine (:mod:`solver.counting`), and the type-world model.
 
 Linkability of an individual: the values it takes in at least one possible world (Shmueli & Tassa, 004,
-section 3: l-linkability).  One release: the type-group edges in some perfect b-matching
-(:func:`solver.matching.matchable_edges`, strongly connected components).  Several releases with persistent
-values: those edges give a necessary condition per release; the rest is decided by CP-SAT on the
-*type-world* model (``m[t, v]``: members of type ``t`` with value ``v``, one integral transport per
-release), each solution found settling every pair it realizes, each remaining pair proved by one more solve
-(feasible: linkable, with the solution as witness; INFEASIBLE: not linkable).  A pair left undecided by the
-time limit is reported linkable, and the block's linkability is then not exact.
+section 3: l-linkability).  Flows decide it first (:mod:`solver.worlds_reduce`: per-release perfect
+b-matchings and their strongly connected components, to a fixpoint, then independent sub-blocks); what is
+left is the *persistent-value coupling* of a sub-block where a type that can still take two values is present
+in two releases.  That is decided by CP-SAT on the *type-world* model (``m[t, v]``: members of type ``t`` with
+value ``v``, one integral transport per release), every coupled sub-block of the problem in one model
+(:func:`decide_coupled_all`): each solution settles every pair it realizes, and a round that maximizes the
+number of parts realizing one of their open pairs proves, at its optimum, that the parts left out have none
+(INFEASIBLE for all their open pairs at once).  A pair left undecided by the time limit is reported linkable,
+and the block's linkability is then not exact.
 """
 from __future__ import annotations
 
@@ -244,16 +246,16 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
         left = deadline - time.perf_counter()
         if not open_ or left <= 0:
             break
+        # a model of the open parts only (the settled ones would be solved again for nothing)
+        model = cp_model.CpModel()
         hit = {}
         for i, pairs in open_.items():
+            models[i] = _TypeWorldModel(parts[i][0], parts[i][1], model)
             lit = model.new_bool_var(f"open_{i}")
             model.add(sum(models[i].m[p] for p in pairs) >= 1).only_enforce_if(lit)
             hit[i] = lit
         model.maximize(sum(hit.values()))
         status, _, solver = _solve(model, left, [], optimize=True)
-        model.clear_objective()
-        for lit in hit.values():  # retire this round's indicators
-            model.add(lit == 0)
         if status == "unknown":
             break
         if status == "infeasible":  # cannot be: every part has a world

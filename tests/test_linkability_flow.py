@@ -119,3 +119,28 @@ def test_coupled_decision_alone_equals_brute_force(case):
             assert world[t, v] > 0
             for tt, mem in enumerate(block.members):
                 assert sum(c for (x, _), c in world.items() if x == tt) == len(mem)
+
+
+@given(persistent_sequences())
+@_SETTINGS
+def test_component_entry_point_from_plain_data(case):
+    """solve_component on a pickled block (what an executor receives) gives the brute force's linkability and,
+    multiplied over the blocks, its number of worlds."""
+    import pickle
+
+    from solver.worlds_component import solve_component
+
+    problem, bf = _problem(*case)
+    assume(bf["worlds"] > 0)
+    total = 1
+    for block in problem.blocks():
+        out = pickle.loads(pickle.dumps(solve_component(pickle.loads(pickle.dumps(block)), problem.n_values,
+                                                        count=True)))
+        assert out["linkability_exact"]
+        for t, mem in enumerate(block.members):
+            for p in mem.tolist():
+                assert np.array_equal(out["linkable"][t], bf["linkable"][p])
+        for part in out["parts"]:
+            assert part["exact"]
+            total *= part["worlds"]
+    assert total == bf["worlds"]
