@@ -3,6 +3,7 @@ candidate update sets, entry-saturating matchings, counterfeit values by max-flo
 buckets of Algorithm 2 and their intersection plans."""
 from __future__ import annotations
 
+import functools
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -11,7 +12,7 @@ from scipy.optimize import linear_sum_assignment
 __all__ = ["allowed_masks", "counterfeit_values", "edge_colouring", "Bucket", "intersection_plan", "bits"]
 
 
-def bits(mask: int) -> list[int]:
+def _bits_loop(mask: int) -> tuple[int, ...]:
     out = []
     v = 0
     while mask:
@@ -19,7 +20,16 @@ def bits(mask: int) -> list[int]:
             out.append(v)
         mask >>= 1
         v += 1
-    return out
+    return tuple(out)
+
+
+# the set bits of every mask of up to 16 values, computed once (the bucket loops ask millions of times)
+_BITS_TABLE: tuple[tuple[int, ...], ...] = tuple(_bits_loop(m) for m in range(1 << 16))
+
+
+def bits(mask: int) -> tuple[int, ...]:
+    """The values (bit positions) set in a CUS bitmask, in increasing order."""
+    return _BITS_TABLE[mask] if 0 <= mask < 65536 else _bits_loop(mask)
 
 
 def _saturating_matching(entries: Sequence[int], skip: int = -1, taken: int = 0) -> bool:
@@ -40,7 +50,8 @@ def _saturating_matching(entries: Sequence[int], skip: int = -1, taken: int = 0)
     return all(augment(ei, set()) for ei in range(len(entries)) if ei != skip)
 
 
-def allowed_masks(entries: Sequence[int]) -> tuple[int, ...]:
+@functools.lru_cache(maxsize=1 << 16)
+def allowed_masks(entries: tuple[int, ...]) -> tuple[int, ...]:
     """Per entry, the values a row of that entry may hold so that the bucket can still be cut into QI-groups of
     one row per entry with distinct values, each in its entry's CUS: the edges ``(entry, value)`` that lie in
     some matching saturating every entry.  A row outside them can never be completed to a legal group, whatever

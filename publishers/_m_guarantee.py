@@ -126,11 +126,15 @@ def check_legal_instances(publisher: str, prev: PrivateRows, cur: PrivateRows, m
     pg, cg = prev.group_of(), cur.group_of()
     pv, cv = prev.group_values(), cur.group_values()
     legal: dict[tuple, bool] = {}
+    by_values: dict[tuple, bool] = {}  # Definition 14 depends on the two value lists only, not on the groups
     for p, g in cg.items():
         if p not in pg:
             continue
         if (g, pg[p]) not in legal:
-            legal[g, pg[p]] = is_legal_instance(cv[g], pv[pg[p]], model)
+            key = (tuple(sorted(cv[g])), tuple(sorted(pv[pg[p]])))
+            if key not in by_values:
+                by_values[key] = is_legal_instance(key[0], key[1], model)
+            legal[g, pg[p]] = by_values[key]
         if not legal[g, pg[p]]:
             refuse(publisher, "the legal update instance of Definition 14",
                    f"record '{p}' (candidate set {sorted(cv[g])} after {sorted(pv[pg[p]])})")

@@ -268,26 +268,26 @@ class MDistinct(PublisherBase):
 
         cnt = {r: [k for k in derived[own[r]] if fits(buckets[k], int(vals[r]))] for r in own}
         order = sorted(own, key=lambda r: (len(cnt[r]), r))
+        # Per bucket, an entry's score is 1 / lambda when epsilon = 1 (the value and the entry both below delta)
+        # and -lambda otherwise; the bucket's best entry is the first of fewest rows among those allowing the
+        # value (a row-count below delta is exactly epsilon = 1 there), and the first best bucket wins.
+        entries_of = {}  # (bucket key, value) -> the entries whose allowed values hold it, in entry order
         for r in order:
             v = int(vals[r])
             point = points[r]
             best = None  # (score, key, entry)
-            for rank, k in enumerate(cnt[r]):
+            for k in cnt[r]:
                 b = buckets[k]
-                d = b.delta()
+                eis = entries_of.get((k, v))
+                if eis is None:
+                    eis = entries_of[(k, v)] = [ei for ei, a in enumerate(b.allowed) if a >> v & 1]
+                rows = b.rows
+                ei = min(eis, key=lambda e: len(rows[e]))  # first of fewest rows
+                d = b.d
                 lam = b.lam(point, inv_spans)
-                fv = b.freq.get(v, 0)
-                bucket_best = None
-                for ei, a in enumerate(b.allowed):
-                    if not (a >> v & 1):
-                        continue
-                    eps = -1 if (fv == d or len(b.rows[ei]) == d) else 1
-                    score = (1.0 / lam) if eps == 1 else -lam
-                    if bucket_best is None or score > bucket_best[0] + 1e-12 or (
-                            abs(score - bucket_best[0]) <= 1e-12 and len(b.rows[ei]) < len(b.rows[bucket_best[1]])):
-                        bucket_best = (score, ei)
-                if bucket_best is not None and (best is None or bucket_best[0] > best[0] + 1e-12):
-                    best = (bucket_best[0], k, bucket_best[1])
+                score = (1.0 / lam) if (b.freq.get(v, 0) < d and len(rows[ei]) < d) else -lam
+                if best is None or score > best[0] + 1e-12:
+                    best = (score, k, ei)
             _, k, ei = best
             buckets[k].add(ei, r, v, point, inv_spans)
 
