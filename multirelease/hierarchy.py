@@ -27,13 +27,15 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["Hierarchy", "ROOT_LABEL", "MAX_LEAVES", "parse_interval", "normalize_values"]
+__all__ = ["Hierarchy", "ROOT_LABEL", "MAX_LEAVES", "MAX_LEVELS", "parse_interval", "normalize_values"]
 
 ROOT_LABEL = "*"
 #: the most leaves a hierarchy may have: one Python object per node is built (1,000,000 numeric leaves take
 #: about 1 GB and 25 s), so larger domains are refused before anything is allocated - a numeric domain of
 #: 10**11 values ended in a MemoryError; coarsen such a domain (e.g. income in thousands) before publishing
 MAX_LEAVES = 1_000_000
+#: the most levels of an ARX hierarchy file (leaf to root); ARX's own hierarchies have a handful
+MAX_LEVELS = 100
 _INTERVAL = re.compile(r"^\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]$")
 
 
@@ -219,6 +221,8 @@ class Hierarchy:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise InputError("not a UTF-8 text file", file=str(path), key=key) from None
+        if len(separator) != 1 or separator in "\r\n":
+            raise InputError(f"separator must be one character, got {separator!r}", file=str(path), key=key)
         lines = [ln.rstrip("\r\n") for ln in text.splitlines()]
         rows = [ln.split(separator) for ln in lines if ln.strip()]
         if not rows:
@@ -226,6 +230,10 @@ class Hierarchy:
         if len(rows) > MAX_LEAVES:
             raise InputError(f"{len(rows):,} leaves, more than the {MAX_LEAVES:,} a hierarchy may have",
                              file=str(path), key=key)
+        deep = next((i for i, row in enumerate(rows, 1) if len(row) > MAX_LEVELS), None)
+        if deep is not None:
+            raise InputError(f"{len(rows[deep - 1]):,} levels, more than the {MAX_LEVELS} a hierarchy may have",
+                             file=str(path), key=f"line {deep}")
         nodes: dict[str, _Node] = {}
         parent_of: dict[str, str] = {}
         roots: list[str] = []

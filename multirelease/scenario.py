@@ -163,6 +163,9 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     lines = doc.get("expect") or []
     if not isinstance(lines, list):
         raise InputError("expect must be a list of strings", file=source, key="expect")
+    for text_key in ("name", "description"):
+        if isinstance(doc.get(text_key), (Mapping, list)):
+            raise InputError("must be a text, not a mapping or a list", file=source, key=text_key)
     name = doc.get("name") or Path(path).stem
     return Scenario(path=Path(path), name=str(name), description=str(doc.get("description") or ""), seed=seed,
                     schema=schema, data=data, dynamics=dynamics, transitions=transitions, steps=steps,

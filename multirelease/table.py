@@ -284,6 +284,8 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     unknown = set(spec) - {"file", "separator", "rows", "offset", "limit"}
     if unknown:
         raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
+    if "rows" in spec and "file" in spec:
+        raise InputError("give 'file' or 'rows', not both", file=source, key=key)
     if "rows" in spec:
         for part in ("offset", "limit"):
             if part in spec:
@@ -304,9 +306,12 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     if not path.is_file():
         raise InputError(f"data file '{spec['file']}' not found", file=source, key=f"{key}.file")
     sep = str(spec.get("separator", ","))
-    try:
+    if len(sep) != 1 or sep in '\r\n"':
+        raise InputError(f"separator must be one character (not a quote or a line break), got {sep!r}", file=source,
+                         key=f"{key}.separator")
+    try:  # a callable skiprows: range(1, offset + 1) is materialized (a MemoryError for an offset of 10**15)
         frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
-                            skiprows=range(1, offset + 1) if offset else None, nrows=limit)
+                            skiprows=(lambda i: 0 < i <= offset) if offset else None, nrows=limit)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
     if not isinstance(frame.index, pd.RangeIndex):  # pandas made the extra leading fields an index

@@ -347,7 +347,8 @@ class MInvariance(PublisherBase):
             if v not in known:
                 known.append(v)
         sens = [n for n in attributes if schema[n].is_sensitive]
-        if len(known) < m and len(sens) == 1:  # counterfeits may take the domain's other values
+        # counterfeits may take the domain's other values (a sensitive attribute without a hierarchy has none)
+        if len(known) < m and len(sens) == 1 and schema[sens[0]].hierarchy is not None:
             known += [v for v in schema[sens[0]].hierarchy.leaves if v not in known]
         vindex = {v: i for i, v in enumerate(known)}
         names = np.asarray(known, dtype=object)

@@ -309,6 +309,23 @@ def test_arx_hierarchy_file(capsys, tmp_path, case):
 COUNTRIES_41 = [f"country{i:02d}" for i in range(41)]  # one more than the 40 leaves of age (20..59)
 
 
+def test_arx_hierarchy_with_too_many_levels(capsys, tmp_path):
+    # 20,000 levels on one line: the cycle check of the labels was quadratic (minutes), the build recursive
+    arx = put(tmp_path, "country_hierarchy.csv", "UK;" + ";".join(f"a{i}" for i in range(20_000)) + ";*\nUS;a0;*\n")
+    doc = tiny_doc()
+    doc["schema"]["attributes"]["country"]["hierarchy"] = {"file": str(arx)}
+    expect_bad(capsys, tmp_path, run_args(put_yaml(tmp_path, doc), tmp_path),
+               ("country_hierarchy.csv", "line 1", "20,002 levels", "more than the 100"))
+
+
+def test_arx_hierarchy_with_an_empty_separator(capsys, tmp_path):
+    arx = put(tmp_path, "country_hierarchy.csv", "UK;Europe;*\nUS;America;*\n")
+    doc = tiny_doc()
+    doc["schema"]["attributes"]["country"]["hierarchy"] = {"file": str(arx), "separator": ""}
+    expect_bad(capsys, tmp_path, run_args(put_yaml(tmp_path, doc), tmp_path),
+               ("country_hierarchy.csv", "separator must be one character"))
+
+
 def test_arx_hierarchy_with_more_leaves_than_the_limit(capsys, tmp_path, monkeypatch):
     import multirelease.hierarchy as hierarchy
 
@@ -412,6 +429,33 @@ def test_data_csv_refused(capsys, tmp_path, text, words):
     data = put(tmp_path, "people.csv", text)
     scenario = with_data(tmp_path, data)
     expect_bad(capsys, tmp_path, run_args(scenario, tmp_path), tuple(words))
+
+
+@pytest.mark.parametrize("part, value, words", [
+    ("offset", 10 ** 15, ["data.offset", "past the last record"]),  # was a MemoryError (range(1, offset + 1))
+    ("separator", ";;", ["data.separator", "one character"]),  # was a pandas warning on stderr, then the error
+    ("separator", "", ["data.separator", "one character"]),  # was a ValueError traceback
+    ("rows", [{"id": 1, "age": 30, "country": "UK", "disease": "flu"}], ["data", "not both"]),
+])
+def test_data_spec_refused(capsys, tmp_path, part, value, words):
+    doc = tiny_doc()
+    doc["data"][part] = value
+    expect_bad(capsys, tmp_path, run_args(put_yaml(tmp_path, doc), tmp_path), ("scenario.yaml", *words))
+
+
+@pytest.mark.parametrize("key, value", [("name", {"a": 1}), ("description", ["a", "b"])])
+def test_name_and_description_are_texts(capsys, tmp_path, key, value):
+    doc = tiny_doc()
+    doc[key] = value
+    expect_bad(capsys, tmp_path, run_args(put_yaml(tmp_path, doc), tmp_path), (f"scenario.yaml: {key}:", "a text"))
+
+
+def test_m_larger_than_a_domain_without_hierarchy(capsys, tmp_path):
+    # disease has no hierarchy: m-invariance cannot borrow counterfeit values from it (was an AttributeError)
+    doc = tiny_doc()
+    doc["releases"] = [{"publisher": "m_invariance", "m": 10 ** 12}]
+    expect_bad(capsys, tmp_path, run_args(put_yaml(tmp_path, doc), tmp_path),
+               ("releases[0]", "m = 1000000000000 distinct sensitive values", "the domain has 4"))
 
 
 def test_data_offset_not_an_integer(capsys, tmp_path):
