@@ -33,7 +33,7 @@ def pack(meta: Mapping[str, Any] | None = None, arrays: Mapping[str, np.ndarray]
     buf = io.BytesIO()
     out = {f"a_{k}": np.asarray(v) for k, v in (arrays or {}).items()}
     out["meta"] = np.frombuffer(json.dumps(meta or {}, sort_keys=True).encode("utf-8"), dtype=np.uint8)
-    np.savez_compressed(buf, **out)
+    np.savez(buf, **out)  # not compressed: a month reads every part back (zlib was a third of its gate)
     return buf.getvalue()
 
 

@@ -141,27 +141,31 @@ def backward_risks(sp: SugPass, model: TransitionModel, n: int) -> tuple[list, l
     feas: list = [None] * n
     risk: list = [None] * n
     for i in range(n - 1, -1, -1):
-        p = sp.present[i]
-        w = sp.weights[i]
+        # the targets present in release i only (an absent target's row is zero throughout): row by row the
+        # same numbers as over every target, the products taken on the same rows in the same order
+        idx = np.flatnonzero(sp.present[i])
+        w = sp.weights[i][idx]
         # backward sums; a node reaches the last layer iff its backward sum is positive (every weight and
         # P_trans entry on a path is positive, and the per-layer rescaling keeps the sums far from underflow)
-        b = np.zeros((T, V))
-        lastv = p & (nxt < 0)
-        b[lastv] = 1.0
-        cont = p & (nxt >= 0)
-        gap = nxt - i
+        b = np.zeros((len(idx), V))
+        nx = nxt[idx]
+        b[nx < 0] = 1.0
+        cont = nx >= 0
+        gap = nx - i
         for k in np.unique(gap[cont]):
             sel = np.flatnonzero(cont & (gap == k))
-            b[sel] = cur_wb[sel] @ model.step_prob(int(k)).T
+            b[sel] = cur_wb[idx[sel]] @ model.step_prob(int(k)).T
         s = b.sum(axis=1, keepdims=True)
         b /= np.where(s > 0, s, 1.0)
-        f = sp.fwd[i] & (b > 0) & (w > 0)
-        ab = np.where(f, sp.alpha[i] * b, 0.0)
+        f = sp.fwd[i][idx] & (b > 0) & (w > 0)
+        ab = np.where(f, sp.alpha[i][idx] * b, 0.0)
         z = ab.sum(axis=1, keepdims=True)
-        risk[i] = ab / np.where(z > 0, z, 1.0)
-        feas[i] = f
-        cur_wb[p] = (w * b)[p]
-        nxt[p] = i
+        risk[i] = np.zeros((T, V))
+        risk[i][idx] = ab / np.where(z > 0, z, 1.0)
+        feas[i] = np.zeros((T, V), dtype=bool)
+        feas[i][idx] = f
+        cur_wb[idx] = w * b
+        nxt[idx] = i
     return feas, risk
 
 

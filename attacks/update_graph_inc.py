@@ -17,7 +17,7 @@ release, its forward layer, and one backward sweep over the kept layers (``O(N T
 releases, ``T`` targets, ``V`` values: the eq. 2 risk of a version after the new release depends on every
 later layer, so that sweep is over the whole sequence - elementwise work, no release read, linked or
 published again); the per-prefix backward sweeps of the earlier releases (``O(N^2 T V^2)``) are not redone.
-Kept per release: about ``T_i V`` floats twice (compressed ``.npz``).
+Kept per release: about ``T_i V`` floats twice (an uncompressed ``.npz``: read back every month).
 """
 from __future__ import annotations
 
@@ -113,10 +113,15 @@ class LinkState:
     def parts(self) -> tuple[bytes, bytes]:
         who, where, m, counts, cf, groups = self.per_release[-1]
         w, alpha, fwd = self.layer_rows[-1]
+        # people at one location have one row of node weights: kept once per location; the forward sums
+        # (mostly zero: a version's candidates are its group's values) kept as their non-zero entries
+        per_loc = np.zeros((m.shape[0], w.shape[1]))
+        per_loc[where] = w
+        nz = np.flatnonzero(alpha)
         part = pack({"shape": list(m.shape), "values": int(fwd.shape[1])},
                     {"who": who, "where": where, "indptr": m.indptr, "indices": m.indices, "counts": counts,
                      "counterfeits": cf, "groups": groups, "new_targets": strings(self.added),
-                     "w": w, "alpha": alpha, "fwd": np.packbits(fwd, axis=1)})
+                     "w_loc": per_loc, "alpha_at": nz, "alpha": alpha.ravel()[nz], "fwd": np.packbits(fwd, axis=1)})
         best = [float(self.best[0])] + [None if x is None else int(x) for x in self.best[1:]]
         summary = json.dumps({"mode": self.mode, "rows": self.rows, "best": best}, sort_keys=True)
         return part, summary.encode("utf-8")
@@ -133,5 +138,7 @@ class LinkState:
             m = sparse.csr_matrix((np.ones(n, dtype=bool), a["indices"], a["indptr"]), shape=tuple(meta["shape"]))
             per.append((a["who"], a["where"], m, a["counts"], a["counterfeits"], a["groups"]))
             fwd = np.unpackbits(a["fwd"], axis=1, count=meta["values"]).view(bool)
-            layers.append((a["w"], a["alpha"], fwd))
+            alpha = np.zeros(fwd.shape)
+            alpha.ravel()[a["alpha_at"]] = a["alpha"]
+            layers.append((a["w_loc"][a["where"]], alpha, fwd))
         return cls(doc["mode"], targets, per, doc["rows"], tuple(doc["best"]), layer_rows=layers)

@@ -106,16 +106,19 @@ class VersionLinks:
         return m.indices[m.indptr[loc]:m.indptr[loc + 1]].astype(np.int64)
 
     def subset(self, targets: np.ndarray) -> "VersionLinks":
-        """The links of some targets only (indices), renumbered ``0..len-1``."""
+        """The links of some targets only (indices), renumbered ``0..len-1``; the membership keeps the rows of
+        their locations only (a row's node weights do not depend on the other rows)."""
         targets = np.asarray(targets, dtype=np.int64)
         remap = np.full(len(self.targets), -1, dtype=np.int64)
         remap[targets] = np.arange(len(targets))
-        who, where = [], []
-        for w, loc in zip(self.who, self.where):
+        who, where, member = [], [], []
+        for w, loc, m in zip(self.who, self.where, self.member):
             keep = remap[w] >= 0
             who.append(remap[w[keep]])
-            where.append(loc[keep])
-        return VersionLinks(self.targets[targets], self.mode, tuple(who), tuple(where), self.member, self.counts,
+            rows, at = np.unique(loc[keep], return_inverse=True)
+            where.append(at.reshape(-1).astype(np.int64))
+            member.append(m[rows])
+        return VersionLinks(self.targets[targets], self.mode, tuple(who), tuple(where), tuple(member), self.counts,
                             self.counterfeits, self.groups)
 
 

@@ -135,8 +135,9 @@ def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int
             break
     text = "".join(p.read_text() for p in rel.iterdir())
     tokens = set(text.replace("\n", ",").split(","))
+    size = sum(p.stat().st_size for p in ledger.iterdir()) / 2**20
     return {"seconds": seconds, "publish": publish, "overhead": overhead, "verdicts": verdicts, "ledger": ledger,
-            "ids_in_releases": len(ids & tokens), "peak_rss_mb": rss}
+            "ids_in_releases": len(ids & tokens), "peak_rss_mb": rss, "ledger_mb": round(size, 1)}
 
 
 def main() -> None:
@@ -177,7 +178,8 @@ def main() -> None:
                               "month_last_over_first": round(s[-1] / s[0], 2),
                               "publish_last_over_first": round(p[-1] / p[0], 2),
                               "without_attacks_last_over_first": round(out["overhead"][-1] / out["overhead"][0], 2),
-                              "target": 1.5, "ids_in_releases": out["ids_in_releases"]}), flush=True)
+                              "target": 1.5, "ids_in_releases": out["ids_in_releases"],
+                              "ledger_mb": out["ledger_mb"]}), flush=True)
 
 
 if __name__ == "__main__":

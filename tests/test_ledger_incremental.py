@@ -133,3 +133,29 @@ def test_a_changed_published_file_stops_the_next_release(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "release 1 changed since it was published" in err[0] and "release_1.csv" in err[0]
     assert folder_bytes(ledger) == before and not (rel / "release_3.csv").exists()
+
+
+@settings(max_examples=50, deadline=None)  # numpy on at most 60 x 6 arrays: milliseconds per example
+@given(data=st.data(), targets=st.integers(1, 60), releases=st.integers(1, 6))
+def test_forward_sweep_goes_on_from_kept_layers(data, targets, releases):
+    """The update graph's forward sums (Li & Zhou eqs. 1-2) continued from the layers kept for the first
+    releases are the sweep from the first release, bit for bit (absences of several releases included)."""
+    import numpy as np
+
+    from attacks.update_graph import forward_pass
+    from multirelease.transitions import TransitionModel
+
+    values = ["a", "b", "c", "d", "e", "f"]
+    model = TransitionModel.from_candidates(values, {v: values[max(0, i - 1):i + 2] for i, v in enumerate(values)})
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    present = [rng.random(targets) < 0.7 for _ in range(releases)]
+    weights = []
+    for p in present:
+        w = rng.random((targets, len(values))) * (rng.random((targets, len(values))) < 0.5)
+        w[~p] = 0.0
+        w[p & (w.sum(axis=1) == 0), 0] = 1.0
+        weights.append(w / np.maximum(w.sum(axis=1, keepdims=True), 1e-300))
+    full = forward_pass(weights, present, model)
+    k = data.draw(st.integers(0, releases), label="kept")
+    going_on = forward_pass(weights, present, model, prior=(full.alpha[:k], full.fwd[:k]))
+    assert all(np.array_equal(x, y) for x, y in zip(full.alpha + full.fwd, going_on.alpha + going_on.fwd))
