@@ -9,7 +9,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["allowed_masks", "counterfeit_values", "edge_colouring", "Bucket", "intersection_plan", "bits"]
+__all__ = ["allowed_masks", "counterfeit_values", "random_counterfeit_values", "edge_colouring", "Bucket",
+           "intersection_plan", "bits"]
 
 
 def _bits_loop(mask: int) -> tuple[int, ...]:
@@ -132,6 +133,23 @@ def counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapp
         out.append(vals)
     return out
 
+
+
+def random_counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapping[int, int], delta: int,
+                              V: int, rng: np.random.Generator, weights: np.ndarray | None = None
+                              ) -> list[list[int]] | None:
+    """:func:`counterfeit_values` with the values relabelled in a weighted random order (Efraimidis-Spirakis keys
+    ``u ** (1 / w)``, ``weights``: the values' frequencies in the table): the flow's search takes low labels
+    first, so without the relabelling counterfeits would favour the first values of the domain, and with it they
+    favour frequent values, as real rows do (issue 13: counterfeits indistinguishable by value).  The same
+    feasibility: a relabelling changes no capacity."""
+    w = np.ones(V) if weights is None else np.maximum(np.asarray(weights, dtype=np.float64), 1e-12)
+    order = np.argsort(-(rng.random(V) ** (1.0 / w)), kind="stable")  # order[j]: the value labelled j
+    label = np.empty(V, dtype=np.int64)
+    label[order] = np.arange(V)
+    relabelled = [sum(1 << int(label[b]) for b in bits(e)) for e in entries]
+    fill = counterfeit_values(relabelled, counts, {int(label[v]): c for v, c in freq.items()}, delta, V)
+    return None if fill is None else [[int(order[x]) for x in f] for f in fill]
 
 def edge_colouring(edges: Sequence[tuple[int, int]], delta: int) -> list[int]:
     """A proper edge colouring with ``delta`` colours of a bipartite multigraph of maximum degree ``<= delta``

@@ -71,8 +71,8 @@ from multirelease.transitions import TransitionModel, load_transitions
 
 from .base import PublisherBase, PublishResult
 from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_distinct_parts import (Bucket, allowed_masks, bits, counterfeit_values, edge_colouring,
-                                intersection_plan)
+from ._m_distinct_parts import (Bucket, allowed_masks, bits, edge_colouring, intersection_plan,
+                                random_counterfeit_values)
 from ._m_guarantee import (PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique,
                            is_legal_instance, refuse)
 from .m_invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
@@ -168,7 +168,7 @@ class MDistinct(PublisherBase):
             raise InputError(f"{self.name}: the publisher state has no rows of the previous release (an older "
                              f"version's state): the guarantee cannot be checked")
         ctx = dict(vals=vals, codes=codes, attrs=attrs, V=V, m=m, star=star, cus=cus, rng=rng,
-                   classes=classes if star else None)
+                   classes=classes if star else None, weights=np.bincount(vals, minlength=V) + 1.0)
         if self.config["uid"]:
             groups, uids, stats = self._cohort_groups(prev, ids, ctx)
         else:
@@ -332,7 +332,8 @@ class MDistinct(PublisherBase):
         for b in used_buckets:
             d = b.delta()
             while True:
-                fill = counterfeit_values(b.entries, [d - len(lst) for lst in b.rows], b.freq, d, V)
+                fill = random_counterfeit_values(b.entries, [d - len(lst) for lst in b.rows], b.freq, d, V, rng,
+                                                 ctx["weights"])
                 if fill is not None:
                     break
                 if d > b.n + len(b.entries):
@@ -374,8 +375,9 @@ class MDistinct(PublisherBase):
             members: dict[int, list[int]] = {}
             for v in range(V):
                 members.setdefault(classes[v], []).append(v)
-            return new_record_groups(codes, attrs, rest, vals[rest], V, m, rng, key=key, key_values=members)
-        return new_record_groups(codes, attrs, rest, vals[rest], V, m, rng)
+            return new_record_groups(codes, attrs, rest, vals[rest], V, m, rng, key=key, key_values=members,
+                                     weights=ctx["weights"])
+        return new_record_groups(codes, attrs, rest, vals[rest], V, m, rng, weights=ctx["weights"])
 
     # ------------------------------------------------------------------ record tracking (uid: true)
     def _cohort_groups(self, prev, ids, ctx):
@@ -425,21 +427,18 @@ class MDistinct(PublisherBase):
         vals, V, rng, cus = ctx["vals"], ctx["V"], ctx["rng"], ctx["cus"]
         pid = ids[r]
         before = prev.group_values()[prev.group_of()[pid]]
-        # the values are relabelled at random for the max-flow, whose search order would otherwise give the
-        # counterfeits the same few values (a frequency tell)
-        perm = rng.permutation(V)
-        inv = np.argsort(perm)
-        entries = [sum(1 << int(perm[b]) for b in bits(cus[int(self.model.index(w))])) for w in before]
+        # the values are relabelled at random for the max-flow (random_counterfeit_values), whose search order
+        # would otherwise give the counterfeits the same few values (a frequency tell)
+        entries = [cus[int(self.model.index(w))] for w in before]
         v = int(vals[r])
-        pv = int(perm[v])
         for e in rng.permutation(len(entries)):
             e = int(e)
-            if not entries[e] >> pv & 1:
+            if not entries[e] >> v & 1:
                 continue
             others = entries[:e] + entries[e + 1:]
-            fill = counterfeit_values(others, [1] * len(others), {pv: 1}, 1, V)
+            fill = random_counterfeit_values(others, [1] * len(others), {v: 1}, 1, V, rng, ctx["weights"])
             if fill is not None:
-                return [(r, v)] + [(-1, int(inv[f[0]])) for f in fill]
+                return [(r, v)] + [(-1, int(f[0])) for f in fill]
         refuse(self.name, "the legal update instance of Definition 14",
                f"record '{pid}' (value {self.model.values[v]} after the group {sorted(before)}: no group of "
                f"{len(before)} distinct values covers its candidate update sets)")

@@ -40,7 +40,6 @@ import pandas as pd
 from multirelease.errors import InputError
 from multirelease.params import Boolean, Interval
 from multirelease.principles import Principle
-from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table
 
 from multirelease.transitions import TransitionModel
@@ -49,6 +48,7 @@ from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
 from ._m_guarantee import (PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance,
                            extend_history, sequence_check)
 from .base import PublisherBase, PublishResult
+from ._m_publish import publish_groups
 from .mondrian import mondrian_partition
 
 __all__ = ["MInvariance", "GroupSpec", "publish_groups", "unique_groups", "balanced_split", "new_record_groups"]
@@ -92,10 +92,14 @@ def unique_groups(rows: np.ndarray, values: np.ndarray, m: int, rng: np.random.G
     return [[int(rows[p]) for p in g] for g in groups]
 
 
-def eligible_counterfeits(values: np.ndarray, n_values: int, m: int, allowed: np.ndarray | None = None) -> list[int]:
+def eligible_counterfeits(values: np.ndarray, n_values: int, m: int, allowed: np.ndarray | None = None, *,
+                          rng: np.random.Generator | None = None, weights: np.ndarray | None = None) -> list[int]:
     """Counterfeit values that make a multiset m-eligible (no value on more than ``1/m`` of the rows, at least
-    ``m`` rows): with ``F`` the largest count, ``m * F - n`` counterfeits, each on a value below ``F``, fewest
-    rows first.  Raises :class:`InputError` when fewer than ``m`` values (among ``allowed``) exist."""
+    ``m`` rows): with ``F`` the largest count, ``m * F - n`` counterfeits, each on a value below ``F``.  With
+    ``rng`` each counterfeit takes a value below ``F`` at random, in proportion to ``weights`` (the values'
+    frequencies in the table: counterfeit values then look like real ones, issue 13; any choice below ``F``
+    keeps the multiset m-eligible); without it, fewest rows first, ties to the lowest value.  Raises
+    :class:`InputError` when fewer than ``m`` values (among ``allowed``) exist."""
     counts = np.bincount(values, minlength=n_values).astype(np.int64) if len(values) else np.zeros(n_values, int)
     allowed = np.arange(n_values) if allowed is None else np.asarray(allowed)
     if len(allowed) < m:
@@ -104,6 +108,15 @@ def eligible_counterfeits(values: np.ndarray, n_values: int, m: int, allowed: np
     top = max(int(counts.max()) if len(counts) else 0, 1)
     need = m * top - int(counts.sum())
     out: list[int] = []
+    if rng is not None:
+        w = np.ones(n_values) if weights is None else np.maximum(np.asarray(weights, dtype=np.float64), 1e-12)
+        while need > 0:  # room below F: len(allowed) * F - n >= m * F - n = need
+            room = allowed[counts[allowed] < top]
+            v = int(rng.choice(room, p=w[room] / w[room].sum()))
+            counts[v] += 1
+            out.append(v)
+            need -= 1
+        return out
     while need > 0:
         cand = allowed[np.argsort(counts[allowed], kind="stable")]
         for v in cand:
@@ -117,11 +130,14 @@ def eligible_counterfeits(values: np.ndarray, n_values: int, m: int, allowed: np
 
 def new_record_groups(codes: np.ndarray, attrs, rows: np.ndarray, values: np.ndarray, n_values: int, m: int,
                       rng: np.random.Generator, *, key: np.ndarray | None = None,
-                      key_values: Mapping[int, Sequence[int]] | None = None) -> list[GroupSpec]:
+                      key_values: Mapping[int, Sequence[int]] | None = None,
+                      weights: np.ndarray | None = None) -> list[GroupSpec]:
     """Phase 3 of m-invariance (and the new records of m-Distinct): QI-local m-unique groups of ``rows`` with
     counterfeits when the rows are not m-eligible.  ``key`` (default: the values) is what must be distinct in a
     group (m-Distinct* groups by candidate-update-set class, ``key_values`` giving the values of each class, for
-    counterfeits).  Returns group specs ``[(row, value), ...]`` (``row = -1``: counterfeit)."""
+    counterfeits).  Counterfeit values are drawn in proportion to ``weights`` (per value; default: the
+    frequencies of ``values`` plus one), :func:`eligible_counterfeits`.  Returns group specs ``[(row, value),
+    ...]`` (``row = -1``: counterfeit)."""
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows):
         return []
@@ -129,12 +145,15 @@ def new_record_groups(codes: np.ndarray, attrs, rows: np.ndarray, values: np.nda
     by_key = key is not None
     key = values if key is None else np.asarray(key, dtype=np.int64)
     n_keys = max(int(key.max()) + 1, n_values if not by_key else len(key_values or {}))
-    fake_keys = eligible_counterfeits(key, n_keys, m)
+    w = (np.bincount(values, minlength=n_values) + 1.0) if weights is None else np.asarray(weights, np.float64)
+    key_w = w[:n_keys] if not by_key else np.array([sum(w[v] for v in (key_values or {}).get(k, [k]))
+                                                   for k in range(n_keys)], dtype=np.float64)
+    fake_keys = eligible_counterfeits(key, n_keys, m, rng=rng, weights=key_w)
     fake_vals = []
     for k in fake_keys:
         if by_key:
-            choices = list((key_values or {}).get(k, [k]))
-            fake_vals.append(int(choices[int(rng.integers(0, len(choices)))]))
+            choices = np.asarray(list((key_values or {}).get(k, [k])), dtype=np.int64)
+            fake_vals.append(int(rng.choice(choices, p=w[choices] / w[choices].sum())))
         else:
             fake_vals.append(int(k))
     fake_src = rng.integers(0, len(rows), size=len(fake_keys)) if fake_keys else np.zeros(0, np.int64)
@@ -208,86 +227,6 @@ def balanced_split(entries: list[list[int]], codes: np.ndarray, values_of, spans
         stack.append(best[2])
         stack.append(best[1])
     return out
-
-
-def publish_groups(snapshot: Table, attributes: Sequence[str], groups: list[GroupSpec], value_names: np.ndarray,
-                   rng: np.random.Generator, uids: list[list[str]] | None = None
-                   ) -> tuple[Release, ReleaseTruth, dict]:
-    """A release of QI-groups with counterfeits: each group generalized to the closure of its real rows;
-    counterfeit rows share the group's QI values (and the other published columns of a random member); counterfeit
-    statistics ``{group: count}`` for the groups that have any.  ``uids`` (parallel to ``groups``) gives each
-    row's published uid; ``None`` publishes no uid column.
-
-    Nothing in the file separates a counterfeit row from a real one but the counts: the group ids are a random
-    permutation of ``1..G``, and the rows are shuffled across the whole release (with ``rng``), so neither a
-    row's position in the file nor in its group says anything; groups without a real row are not published."""
-    schema = snapshot.schema
-    attributes = schema.restrict(attributes)
-    quasi = [n for n in attributes if schema[n].is_quasi]
-    all_q = list(schema.quasi)
-    codes = snapshot.qi_codes[:, [all_q.index(n) for n in quasi]]
-    keep = [i for i, spec in enumerate(groups) if any(r >= 0 for r, _ in spec)]
-    gid_of = {gi: int(g) + 1 for gi, g in zip(keep, rng.permutation(len(keep)))}
-    rows, sens, group_ids, fake, uid_list = [], [], [], [], []
-    cf: dict[int, int] = {}
-    for gi in keep:
-        spec = list(groups[gi])
-        gid = gid_of[gi]
-        real = [r for r, _ in spec if r >= 0]
-        for k, (r, v) in enumerate(spec):
-            rows.append(r if r >= 0 else real[int(rng.integers(0, len(real)))])
-            sens.append(value_names[v])
-            group_ids.append(gid)
-            fake.append(r < 0)
-            if uids is not None:
-                uid_list.append(uids[gi][k])
-        n_fake = sum(1 for r, _ in spec if r < 0)
-        if n_fake:
-            cf[gid] = n_fake
-    perm = rng.permutation(len(rows))
-    rows = [rows[int(i)] for i in perm]
-    sens = [sens[int(i)] for i in perm]
-    group_ids = [group_ids[int(i)] for i in perm]
-    fake = [fake[int(i)] for i in perm]
-    uid_list = [uid_list[int(i)] for i in perm] if uids is not None else []
-    rows_a = np.asarray(rows, dtype=np.int64)
-    group_a = np.asarray(group_ids, dtype=np.int64)
-    fake_a = np.asarray(fake, dtype=bool)
-    n = len(rows_a)
-    lo = np.zeros((n, len(quasi)), dtype=np.int32)
-    hi = np.zeros_like(lo)
-    masks = {}
-    if n:
-        sub = codes[rows_a]
-        real_sub = np.where(fake_a[:, None], np.iinfo(np.int32).max, sub)
-        gmin = np.full((int(group_a.max()) + 1, len(quasi)), np.iinfo(np.int32).max, dtype=np.int64)
-        np.minimum.at(gmin, group_a, real_sub)
-        real_sub2 = np.where(fake_a[:, None], -1, sub)
-        gmax = np.full_like(gmin, -1)
-        np.maximum.at(gmax, group_a, real_sub2)
-        unused = gmax[:, 0] < 0 if len(quasi) else np.zeros(len(gmax), bool)
-        gmin[unused] = 0
-        gmax[unused] = 0
-        for j, name in enumerate(quasi):
-            a = schema[name]
-            clo, chi = a.closure(gmin[:, j], gmax[:, j]) if len(gmin) else (gmin[:, j], gmax[:, j])
-            lo[:, j] = np.asarray(clo)[group_a]
-            hi[:, j] = np.asarray(chi)[group_a]
-            if a.is_subsets:
-                bits = np.where(fake_a, np.uint64(0), np.left_shift(np.uint64(1), sub[:, j].astype(np.uint64)))
-                gm = np.zeros(len(gmin), dtype=np.uint64)
-                np.bitwise_or.at(gm, group_a, bits)
-                masks[name] = gm[group_a]
-    others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
-    other = snapshot.frame.iloc[rows_a][others].reset_index(drop=True) if others else None
-    ids = snapshot.ids[rows_a] if n else np.zeros(0, dtype=object)
-    uid = np.asarray(uid_list, dtype=object) if uids is not None else None
-    sensitive = np.asarray(sens, dtype=object)
-    release = Release(schema=schema, attributes=tuple(attributes), lo=lo, hi=hi, sensitive=sensitive, masks=masks,
-                      other=other, group=group_a, uid=uid, counterfeits=cf or None)
-    person = np.array([None if f else str(i) for i, f in zip(ids, fake_a)], dtype=object)
-    truth = ReleaseTruth(person=person, counterfeit=fake_a)
-    return release, truth, cf
 
 
 class MInvariance(PublisherBase):
@@ -424,7 +363,8 @@ class MInvariance(PublisherBase):
         else:
             co = Cohorts()
         rest = np.asarray(sorted(set(range(len(ids))) - co.placed), dtype=np.int64)
-        new = new_record_groups(codes, attrs, rest, vals[rest], n_values, m, rng)
+        new = new_record_groups(codes, attrs, rest, vals[rest], n_values, m, rng,
+                                weights=np.bincount(vals, minlength=n_values) + 1.0)
         groups = co.groups + new
         uids = co.uids + [fresh_uids(len(g), rng, taken) for g in new]
         continuing = {ids[r] for r in co.placed}
@@ -481,5 +421,6 @@ class MInvariance(PublisherBase):
                                    (e[k] for e in leaf)])
         # 3. assignment of the remaining new (and invalid) records
         rest = np.sort(np.asarray([r for lst in pool.values() for r in lst], dtype=np.int64))
-        groups.extend(new_record_groups(codes, attrs, rest, vals[rest], n_values, m, rng))
+        groups.extend(new_record_groups(codes, attrs, rest, vals[rest], n_values, m, rng,
+                                        weights=np.bincount(vals, minlength=n_values) + 1.0))
         return groups, continuing

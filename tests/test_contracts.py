@@ -46,10 +46,14 @@ INSERT_ONLY = {2: {"insert": DYNAMICS[2]["insert"]},
                3: {"insert": {"rows": [{"id": 19, "age": 29, "country": "UK", "disease": "hiv"},
                                        {"id": 20, "age": 52, "country": "Canada", "disease": "cancer"}]}}}
 TRANSITIONS = {"candidates": {"flu": ["flu", "cold"], "cold": ["cold", "flu"], "cancer": ["cancer"], "hiv": ["hiv"]}}
+#: DYNAMICS with its sensitive update inside TRANSITIONS (record 3's cancer -> flu is not; the pipeline refuses
+#: updates outside the declared model)
+IN_MODEL = {**DYNAMICS, 2: {**DYNAMICS[2], "update": {4: {"disease": "cold"}}}}
 SETTING = {
     "bcf": {"dynamics": INSERT_ONLY}, "tds": {"dynamics": INSERT_ONLY},
     "sequential_diversity": {"dynamics": INSERT_ONLY}, "non_sequential_diversity": {"dynamics": INSERT_ONLY},
-    "m_distinct": {"transitions": TRANSITIONS}, "m_distinct_star": {"transitions": TRANSITIONS},
+    "m_distinct": {"transitions": TRANSITIONS, "dynamics": IN_MODEL},
+    "m_distinct_star": {"transitions": TRANSITIONS, "dynamics": IN_MODEL},
     "global_guarantee": {"adversary": {"sensitive": "free"}},
 }
 #: publishers that may refuse the tiny table on their setting (each refusal must still be one line of bad
@@ -144,6 +148,7 @@ def two_release_doc(attack: str) -> dict:
         doc["dynamics"] = {2: INSERT_ONLY[2]}
     if attack == "update_graph":  # Li & Zhou's public update model: candidate update sets
         doc["transitions"] = TRANSITIONS
+        doc["dynamics"] = {2: IN_MODEL[2]}
     return doc
 
 
