@@ -116,6 +116,9 @@ def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Seq
         bind = getattr(step.publisher, "bind_transitions", None)
         if bind is not None:  # publishers that need the public update model (m-Distinct) get the scenario's
             bind(scenario.transitions)
+        bind = getattr(step.publisher, "bind_adversary", None)
+        if bind is not None:  # publishers whose own check depends on the adversary (global_guarantee: values
+            bind(scenario.adversary)  # persistent or free) check against the scenario's
 
     attacks: list[tuple[str, Any]] = []
     if extra_attacks:

@@ -236,10 +236,11 @@ class GlobalGuarantee(PublisherBase):
         Publish a release that spends more than the horizon's share (the horizon shrinks) instead of refusing.
     k : int >= 1, default 1
         Optional k-anonymity of every class as well.
-    sensitive : ``persistent`` (default) or ``free``
-        The adversary the guarantee is kept against (the spec's ``adversary.sensitive``; the publisher cannot
-        read the spec): ``free`` is the paper's transient values alone; ``persistent`` (the contract's default
-        adversary) adds the whole-sequence check of the module docstring.
+    sensitive : ``persistent`` or ``free``, optional
+        The adversary the guarantee is kept against: ``free`` is the paper's transient values alone;
+        ``persistent`` adds the whole-sequence check of the module docstring.  By default the scenario's
+        ``adversary.sensitive`` (bound by the pipeline, :meth:`bind_adversary`: ``free`` gives ``free``, anything
+        else ``persistent``), ``persistent`` when no scenario binds one; given, it overrides the scenario's.
     """
 
     name = "global_guarantee"
@@ -254,6 +255,16 @@ class GlobalGuarantee(PublisherBase):
     #: Wong et al. 001, Principle 2 (``p(o, s, k) <= 1/l``, Definition 2) and l-linkability (Shmueli & Tassa,
     #: Definition 3.3: at least ``l`` values an individual can be linked to), by the possible-worlds attack
     guarantee = ("possible_worlds.max_breach <= 1/{l}", "possible_worlds.min_linkability >= {l}")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.__dict__["_given"] = frozenset(k for k in params if not k.startswith("_"))
+
+    def bind_adversary(self, adversary) -> None:
+        """The scenario's adversary (:class:`multirelease.sequence.Adversary`, bound by the pipeline): its
+        ``sensitive`` chooses the own check's adversary unless the ``sensitive`` parameter was given."""
+        if "sensitive" not in self.__dict__["_given"]:
+            self.config["sensitive"] = "free" if adversary.sensitive == "free" else "persistent"
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:

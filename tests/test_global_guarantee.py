@@ -301,3 +301,32 @@ def test_protecting_one_value_still_publishes_l_linkable_classes():
     assert min(sum(1 for x in qs.values() if x) for qs in q.values()) >= 2
     assert max(qs.get("hiv", 0) for qs in q.values()) <= Fraction(1, 2)
     assert res.release.n_classes == 2  # it still splits where it can: Z1 and Z2
+
+
+# ---------------------------------------------------------------------- the scenario's adversary (pipeline)
+@pytest.mark.parametrize("adversary, params, expected", [
+    ({"sensitive": "free"}, {}, "free"),
+    ({}, {}, "persistent"),  # the contract's default adversary: persistent values
+    ({"sensitive": "persistent"}, {}, "persistent"),
+    ({"sensitive": "free"}, {"sensitive": "persistent"}, "persistent"),  # the parameter overrides the spec
+    ({"sensitive": "persistent"}, {"sensitive": "free"}, "free"),
+])
+def test_pipeline_binds_the_scenarios_adversary(tmp_path, adversary, params, expected):
+    """The publisher checks against the scenario's ``adversary.sensitive`` (its own ``sensitive:`` parameter, when
+    given, wins): with ``free`` it keeps no history for the whole-sequence persistent check (state
+    ``history: null``), with ``persistent`` it keeps every release."""
+    from pathlib import Path
+
+    import yaml
+
+    from multirelease.pipeline import load_scenario_document, run_scenario
+
+    data = Path(__file__).resolve().parent / "data"
+    doc = {"name": "gg", "seed": 3, "schema": yaml.safe_load((data / "tiny.yaml").read_text())["schema"],
+           "data": {"file": str(data / "tiny.csv")}, "adversary": adversary, "attacks": [],
+           "releases": [{"publisher": "global_guarantee", "l": 1.25, "values": ["hiv"], "shrink": True, **params}] * 2}
+    scenario = load_scenario_document(doc, base=tmp_path, path=tmp_path / "gg.yaml")
+    assert {s.publisher.config["sensitive"] for s in scenario.steps} == {expected}
+    run = run_scenario(scenario, attack=False)
+    assert (run.states[-1]["history"] is None) == (expected == "free")
+    assert expected == "free" or len(run.states[-1]["history"]) == 2
