@@ -35,7 +35,7 @@ MAX_BYTES = 10 * 1024 * 1024
 #: the most aliases (``*name``) one document may hold; the scenarios of this repository use at most 10
 MAX_ALIASES = 256
 #: the most nodes the aliases of a document may add once expanded (beyond the document's own nodes)
-MAX_ALIAS_NODES = 100_000
+MAX_ALIAS_NODES = 1_000_000
 #: the deepest nesting of collections
 MAX_DEPTH = 100
 

@@ -19,7 +19,7 @@ import yaml
 
 from multirelease.cli import main
 from multirelease.hierarchy import MAX_LEAVES
-from multirelease.yaml_safe import MAX_ALIASES, MAX_BYTES
+from multirelease.yaml_safe import MAX_ALIAS_NODES, MAX_ALIASES, MAX_BYTES
 
 DATA = Path(__file__).resolve().parent / "data"
 TINY_CSV = DATA / "tiny.csv"
@@ -124,8 +124,9 @@ YAML_CASES: dict[str, tuple[Callable[[], str], tuple[str, ...]]] = {
                                       ("duplicate key 'k'",)),
     "duplicate key 1 and 1.0": (lambda: _tiny_text() + "dynamics: {1: {delete: [3]}, 1.0: {delete: [4]}}\n",
                                 ("duplicate key 1.0",)),
-    "alias bomb (9**9 values)": (lambda: _alias_bomb(8), ("alias bomb", "more than 100,000")),
-    "too many aliases": (lambda: "name: x\ndescription: &d a\nexpect: [" + ", ".join(["*d"] * (MAX_ALIASES + 1)) + "]\n",
+    "alias bomb (9**9 values)": (lambda: _alias_bomb(8), ("alias bomb", f"more than {MAX_ALIAS_NODES:,} extra")),
+    "too many aliases": (lambda: "name: x\ndescription: &d a\nexpect: [" + ", ".join(["*d"] * (MAX_ALIASES + 1))
+                         + "]\n",
                          (f"more than {MAX_ALIASES} aliases",)),
     "recursive alias": (lambda: "name: x\ndescription: &d [a, *d]\n", ("recursive alias",)),
     "nesting 50,000 deep": (lambda: "name: " + "[" * 50_000 + "]" * 50_000 + "\n", ("nested deeper than 100",)),
@@ -147,6 +148,22 @@ def test_hostile_yaml(capsys, tmp_path, case):
     expect_bad(capsys, tmp_path, run_args(scenario, tmp_path), ("hostile.yaml", *needles))
 
 
+@pytest.mark.parametrize("copies, refused", [(10, False), (11, True)])
+def test_alias_expansion_budget_is_exact(monkeypatch, copies, refused):
+    """An anchored list of 9 scalars is 10 nodes: ``copies`` aliases of it add ``10 * copies`` nodes to the
+    expanded document, refused only above the budget (here 100)."""
+    import multirelease.yaml_safe as ys
+    from multirelease.errors import InputError
+
+    monkeypatch.setattr(ys, "MAX_ALIAS_NODES", 100)
+    text = "a: &x [1, 2, 3, 4, 5, 6, 7, 8, 9]\nb: [" + ", ".join(["*x"] * copies) + "]\n"
+    if refused:
+        with pytest.raises(InputError, match="more than 100 extra values"):
+            ys.load_text(text, source="budget.yaml")
+    else:
+        assert ys.load_text(text)["b"] == [list(range(1, 10))] * copies
+
+
 def test_yaml_over_the_size_limit(capsys, tmp_path):
     scenario = put(tmp_path, "big.yaml", "name: x\ndescription: " + "a" * MAX_BYTES + "\n")
     expect_bad(capsys, tmp_path, run_args(scenario, tmp_path), ("big.yaml", "over 10 MB"))
@@ -166,7 +183,8 @@ def test_duplicate_key_in_certify_spec(capsys, tmp_path):
     text = SPEC.read_text(encoding="utf-8").replace("    disease: {role: sensitive}",
                                                     "    disease: {role: sensitive}\n    disease: {role: quasi}")
     spec = put(tmp_path, "spec.yaml", text)
-    expect_bad(capsys, tmp_path, certify_args(tmp_path, GOOD_RELEASE, spec=spec), ("spec.yaml", "duplicate key 'disease'"))
+    expect_bad(capsys, tmp_path, certify_args(tmp_path, GOOD_RELEASE, spec=spec),
+               ("spec.yaml", "duplicate key 'disease'"))
 
 
 def test_anchors_and_merge_keys_still_work(capsys, tmp_path):
@@ -334,7 +352,8 @@ def test_arx_hierarchy_with_more_leaves_than_the_limit(capsys, tmp_path, monkeyp
     doc = tiny_doc()
     doc["schema"]["attributes"]["country"]["hierarchy"] = {"file": str(arx)}
     scenario = put_yaml(tmp_path, doc)
-    expect_bad(capsys, tmp_path, run_args(scenario, tmp_path), ("country_hierarchy.csv", "41 leaves", "more than the 40"))
+    expect_bad(capsys, tmp_path, run_args(scenario, tmp_path),
+               ("country_hierarchy.csv", "41 leaves", "more than the 40"))
 
 
 def test_nested_hierarchy_with_more_leaves_than_the_limit(capsys, tmp_path, monkeypatch):
