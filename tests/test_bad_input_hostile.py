@@ -16,6 +16,8 @@ from typing import Callable
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from multirelease.cli import main
 from multirelease.hierarchy import MAX_LEAVES
@@ -778,3 +780,44 @@ def test_certify_ledger_json_under_a_file(capsys, tmp_path, one_month):
     blocker = put(tmp_path, "plain.txt", "")
     expect_bad(capsys, tmp_path, ["certify", spec, out, "--ledger", ledger, "--json", blocker / "v.json"],
                ("--json", "not a folder"))
+
+
+# ---------------------------------------------------------------------- check_updates against a brute force
+@settings(max_examples=60)  # small tables and models: 60 draws cover stay / move / leave / arrive mixes
+@given(data=st.data())
+def test_check_updates_matches_a_row_by_row_brute_force(data):
+    """``transitions.check_updates`` refuses a pair of snapshots exactly when some record present in both
+    changed its sensitive value from ``a`` to ``b`` with ``P_trans(a, b) = 0`` (Definition 12 of Li & Zhou),
+    and names such a record; the brute force walks the records one by one."""
+    import pandas as pd
+
+    from multirelease.errors import InputError
+    from multirelease.hierarchy import Hierarchy
+    from multirelease.schema import Attribute, Schema
+    from multirelease.table import Table
+    from multirelease.transitions import check_updates
+    from strategies import transition_models
+
+    values = ["flu", "cold", "cancer", "hiv", "asthma"][: data.draw(st.integers(2, 5))]
+    schema = Schema((Attribute("id", "identifier"), Attribute("age", "quasi", Hierarchy.numeric("age", 20, 29)),
+                     Attribute("disease", "sensitive", Hierarchy.from_nested("disease", values))))
+    model = data.draw(transition_models(values))
+    n = data.draw(st.integers(1, 8))
+    before = {str(i): data.draw(st.sampled_from(values)) for i in range(n)}
+    after = {i: (data.draw(st.sampled_from(values)) if data.draw(st.booleans()) else v)
+             for i, v in before.items() if data.draw(st.integers(0, 4))}  # some records leave
+    after.update({str(100 + j): values[0] for j in range(data.draw(st.integers(0, 2)))})  # arrivals
+
+    def table(rows):
+        return Table.from_frame(schema, pd.DataFrame({"id": list(rows), "age": ["25"] * len(rows),
+                                                      "disease": list(rows.values())}, dtype=object))
+
+    bad = {i for i in after if i in before and after[i] != before[i]
+           and model.prob[values.index(before[i]), values.index(after[i])] == 0}
+    if not bad:
+        check_updates(model, table(before), table(after), source="s.yaml", key="dynamics.2")
+        return
+    with pytest.raises(InputError) as err:
+        check_updates(model, table(before), table(after), source="s.yaml", key="dynamics.2")
+    record = err.value.problem.split(":")[0].removeprefix("record ")
+    assert record in bad and "outside the declared transitions" in err.value.problem
