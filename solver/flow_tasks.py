@@ -252,12 +252,15 @@ def solve_tasks(tasks: list[FlowTask]) -> list[FlowAnswer]:
         supply = int(t.a.sum())
         base = answers[i].base_flow
         mask = np.zeros(len(t.b), bool)
+        b_total = int(t.b.sum())
         for k, vs in enumerate(t.into_objectives):
             mask[vs] = True
             used = int(base[mask[t.head]].sum()) if supply else 0
             mask[vs] = False
-            if used == 0:
-                answers[i].into_values[k] = 0
+            # every generator sends at least supply - b(other nodes) into vs: the base flow proves it when
+            # it sends no more (0 included)
+            if used <= max(0, supply - (b_total - int(t.b[vs].sum()))):
+                answers[i].into_values[k] = used
             else:
                 todo.setdefault(i, []).append((k, vs))
     for r in range(max((len(x) for x in todo.values()), default=0)):
