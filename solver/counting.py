@@ -256,6 +256,11 @@ def count_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *,
         linked = [[worlds * int(c) // n for c in counts.tolist()]]
         return BlockCounts(block, linkable, True, "closed_form", worlds=worlds, linked=linked, type_worlds=1,
                            seconds=time.perf_counter() - t0)
+    if len(block.releases) > 1 and not _coupled(block, linkable):
+        by_release = _count_by_release(problem, block, linkable, max_type_worlds=max_type_worlds,
+                                       time_limit=time_limit, samples=samples, rng=rng)
+        if by_release is not None:
+            return by_release
     model = _TypeWorldModel(block, linkable)
     n_t = block.type_count
     worlds = 0
@@ -298,6 +303,51 @@ def count_block(problem: WorldsProblem, block: Block, linkable: np.ndarray, *,
                                        rng=rng if rng is not None else np.random.default_rng(0))
     return BlockCounts(block, linkable, False, "sampling", estimate=est, ci=ci, type_worlds=found,
                        samples=n_samples, seconds=time.perf_counter() - t0)
+
+
+def _coupled(block: Block, linkable: np.ndarray) -> bool:
+    """A type with two or more linkable values is present in two or more releases."""
+    return bool(((linkable.sum(axis=1) >= 2) & (block.present.sum(axis=1) >= 2)).any())
+
+
+def _count_by_release(problem: WorldsProblem, block: Block, linkable: np.ndarray, **kw) -> BlockCounts | None:
+    """Counts of an uncoupled block as a product over its releases (``None`` when a release is beyond the
+    budget).
+
+    Uncoupled (:mod:`solver.worlds_reduce`): every type with several linkable values is present in one
+    release only, every other type has its one value everywhere.  A world is then one choice per release of
+    the values of that release's free types, each release consistent on its own, so ``|E| = prod_k |E_k|`` and
+    a member of a type present at release ``k`` takes ``v`` in ``|E_k[t, v]| * prod_{j != k} |E_j|`` worlds
+    (multinomial products over aggregated types inside each release: :func:`count_block` of the release)."""
+    t0 = time.perf_counter()
+    V = problem.n_values
+    T = block.n_types
+    worlds = 1
+    parts = []
+    for k, r in enumerate(block.releases):
+        types = np.flatnonzero(block.present[:, k])
+        pos = np.full(T, -1, dtype=np.int64)
+        pos[types] = np.arange(len(types))
+        e = block.edges[k]
+        sub = Block(releases=(r,), members=tuple(block.members[t] for t in types), groups=(block.groups[k],),
+                    edges=(np.column_stack([pos[e[:, 0]], e[:, 1]]).reshape(-1, 2),),
+                    present=np.ones((len(types), 1), dtype=bool), group_count=(block.group_count[k],),
+                    group_value=(block.group_value[k],))
+        bc = count_block(problem, sub, linkable[types], **kw)
+        if not bc.exact:
+            return None
+        parts.append((types, bc))
+        worlds *= bc.worlds
+    linked = [[0] * V for _ in range(T)]
+    done = np.zeros(T, dtype=bool)
+    for types, bc in parts:
+        rest = worlds // bc.worlds
+        for i, t in enumerate(types.tolist()):
+            if not done[t]:
+                linked[t] = [x * rest for x in bc.linked[i]]
+                done[t] = True
+    return BlockCounts(block, linkable, True, "product", worlds=worlds, linked=linked,
+                       type_worlds=sum(bc.type_worlds for _, bc in parts), seconds=time.perf_counter() - t0)
 
 
 # ---------------------------------------------------------------------- witness worlds

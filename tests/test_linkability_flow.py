@@ -32,9 +32,9 @@ from solver.worlds_oracle import brute_force
 from solver.worlds_reduce import reduce_block
 from strategies import generalized_releases, schemas_and_tables
 
-# every example runs the brute force over up to 3^6 assignments and 3-5 matchings each, plus CP-SAT: 40
+# every example runs the brute force over up to 3^6 assignments and 3-5 matchings each, plus CP-SAT: 30
 # examples keep the module well under the thorough profile's minute
-_SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+_SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=30)
 
 
 @st.composite
