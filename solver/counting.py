@@ -57,7 +57,11 @@ Limits (measured, ``benchmarks/bench_worlds.py``):
 * persistent values over several releases: flows, then CP-SAT on the coupled sub-blocks only.  The anonypyx
   grid (``benchmarks/bench_anonypyx_grid.py``: up to 2,000 Adult records, 2-5 Mondrian releases of a random
   80%) is decided exactly, each instance in under 2 s; before the flow propagation, blocks of a few hundred
-  types took 5 s and more.
+  types took 5 s and more.  Still out of reach: one block of 2,000 Adult records under two Mondrian releases
+  on *different* QI subsets (``bench_worlds.py``, ``linkability_two_releases_2000``: 1,059 types, all of them
+  coupled, 4,858 candidate pairs) is *not* decided within 60 s (the first world alone takes CP-SAT about 15 s
+  on one worker) - the undecided pairs are reported linkable, ``linkability_exact`` is false, and the attack
+  labels ``min_linkability`` an upper bound.
 
 API (stable; used by the attacks, the publishers and the tests)::
 
