@@ -58,8 +58,11 @@ def write_targets_file(results, path: Path) -> int:
             continue
         frame = pd.json_normalize(rows, sep=".")
         for c in frame.columns:
-            if frame[c].dtype == object:
-                frame[c] = frame[c].map(_cell)
+            col = frame[c]
+            if col.dtype == object:
+                frame[c] = col.map(_cell)
+            elif col.dtype.kind == "f" and bool((col.dropna() % 1 == 0).all()):
+                frame[c] = col.astype("Int64")  # counts stay integers where a row has no such cell
         frame.insert(0, "attack", name)
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame({"attack": []})
