@@ -245,8 +245,11 @@ class PossibleWorlds(AttackBase):
                            "method": bc.method})
             if not bc.linkable[int(a.type_of[slot, i]), v]:
                 continue
-            w = witness_world(problem, bc.block, i, v, time_limit=self.config["time_limit"])
-            if w is not None and bc.block.n_people <= 200:
+            whole = bc.origin if bc.origin is not None else bc.block  # the world of the whole component
+            if whole.n_people > 200:
+                continue
+            w = witness_world(problem, whole, i, v, time_limit=self.config["time_limit"])
+            if w is not None:
                 worlds.extend(w["releases"])
         out["blocks"] = counts
         if worlds:

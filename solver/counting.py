@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Sequence
 
@@ -135,7 +135,8 @@ class BlockCounts:
     ``linkable[t, v]``: a member of type ``t`` takes value ``v`` in some world (exact).  When ``exact``:
     ``worlds`` distinct worlds (a Python int) and ``linked[t, v]`` of them give a given member of ``t`` the
     value ``v``.  Otherwise ``estimate[t, v]`` (a sampled fraction) with its 95% interval ``ci[t, v]``.
-    ``method``: ``closed_form``, ``enumeration`` or ``sampling``.
+    ``method``: ``closed_form``, ``product``, ``enumeration`` or ``sampling``.  ``origin``: the connected
+    component of the consistency graph this (pruned, independent) block was split from, for witness worlds.
     """
 
     block: Block
@@ -149,6 +150,7 @@ class BlockCounts:
     type_worlds: int = 0
     samples: int = 0
     seconds: float = 0.0
+    origin: Block | None = None
 
     def fraction(self, t: int, v: int) -> Fraction | None:
         """Exact ``linked / worlds`` of a member of type ``t`` and value ``v`` (``None`` if not exact)."""
@@ -366,9 +368,12 @@ def witness_world(problem: WorldsProblem, block: Block, individual: int, value: 
         return None
     cand = _block_values(problem, block)
     model = _TypeWorldModel(block, cand)
-    if (t, value) not in model.m:
+    if (t, value) in model.fixed:  # the type's one value: any world
+        status, m, solver = model.solve(time_limit)
+    elif (t, value) in model.m:
+        status, m, solver = model.solve(time_limit, [model.m[t, value] >= 1])
+    else:
         return None
-    status, m, solver = model.solve(time_limit, [model.m[t, value] >= 1])
     if status != "feasible":
         return None
     # individual values: the target first
@@ -449,6 +454,7 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     linkable_low = np.zeros((N, V), dtype=bool)
     linkability_exact = True
     subs = reduce_blocks(problem, problem.blocks())
+    parent_of = {(blk.releases, int(m[0])): blk for blk in problem.blocks() for m in blk.members}
     coupled = [i for i, sub in enumerate(subs) if sub.coupled]
     decided = dict(zip(coupled, decide_coupled_all(problem, [(subs[i].block, subs[i].cand) for i in coupled],
                                                    time_limit=time_limit))) if coupled else {}
@@ -478,7 +484,7 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
                 proven |= bc.estimate > 0  # the sampler's states are worlds
             bc = BlockCounts(block, lk, False, bc.method, estimate=bc.estimate, ci=bc.ci, samples=bc.samples)
         linkability_exact &= lk_exact
-        results.append(bc)
+        results.append(replace(bc, origin=parent_of.get((block.releases, int(block.members[0][0])))))
         slot = block.releases[0] if problem.mode == "free" else 0
         for t, mem in enumerate(block.members):
             block_of[slot, mem] = b
