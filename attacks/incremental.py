@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import io
 import json
+import zlib
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["pack", "unpack", "strings", "from_strings", "extend_codes"]
+__all__ = ["pack", "unpack", "strings", "from_strings", "extend_codes", "pack_rows", "unpack_rows"]
 
 
 def pack(meta: Mapping[str, Any] | None = None, arrays: Mapping[str, np.ndarray] | None = None) -> bytes:
@@ -63,3 +64,26 @@ def extend_codes(known: list, items) -> tuple[np.ndarray, list]:
     codes = pd.Index(known, dtype=object).get_indexer(items) if len(known) else np.full(len(items), -1)
     fresh = list(pd.unique(items[codes < 0]))
     return pd.Index(known + fresh, dtype=object).get_indexer(items).astype(np.int64), fresh
+
+
+def pack_rows(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The column indices of a CSR matrix (ascending in every row) as bytes: each row's first index and then
+    the gaps, in the narrowest unsigned type, deflated (a release's membership is mostly runs of near
+    classes: a tenth of its int32 size)."""
+    d = np.asarray(indices, dtype=np.int64).copy()
+    d[1:] -= indices[:-1]
+    starts = np.asarray(indptr[:-1])[np.diff(indptr) > 0]
+    d[starts] = indices[starts]
+    dtype = np.uint16 if (d.max(initial=0) < 2**16) else np.uint32
+    head = np.frombuffer(np.dtype(dtype).str.encode().ljust(4), dtype=np.uint8)
+    return np.concatenate([head, np.frombuffer(zlib.compress(d.astype(dtype).tobytes(), 1), dtype=np.uint8)])
+
+
+def unpack_rows(indptr: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """The column indices :func:`pack_rows` packed (int32)."""
+    dtype = np.dtype(bytes(data[:4]).decode().strip())
+    d = np.frombuffer(zlib.decompress(bytes(data[4:])), dtype=dtype).astype(np.int64)
+    c = np.cumsum(d)
+    lengths = np.diff(indptr)
+    before = np.concatenate([[0], c])[np.asarray(indptr[:-1])]  # the running sum before each row
+    return (c - np.repeat(before, lengths)).astype(np.int32)

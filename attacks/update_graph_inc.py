@@ -31,7 +31,7 @@ from multirelease.errors import InputError
 from multirelease.release import Release
 from multirelease.transitions import TransitionModel
 
-from .incremental import extend_codes, from_strings, pack, strings, unpack
+from .incremental import extend_codes, from_strings, pack, pack_rows, strings, unpack, unpack_rows
 from .version_links import (VersionLinks, _class_counterfeits, _class_counts, _class_groups, link_ids,
                             link_release)
 
@@ -119,7 +119,8 @@ class LinkState:
         per_loc[where] = w
         nz = np.flatnonzero(alpha)
         part = pack({"shape": list(m.shape), "values": int(fwd.shape[1])},
-                    {"who": who, "where": where, "indptr": m.indptr, "indices": m.indices, "counts": counts,
+                    {"who": who, "where": where, "indptr": m.indptr, "indices": pack_rows(m.indptr, m.indices),
+                     "counts": counts,
                      "counterfeits": cf, "groups": groups, "new_targets": strings(self.added),
                      "w_loc": per_loc, "alpha_at": nz, "alpha": alpha.ravel()[nz], "fwd": np.packbits(fwd, axis=1)})
         best = [float(self.best[0])] + [None if x is None else int(x) for x in self.best[1:]]
@@ -134,8 +135,9 @@ class LinkState:
         for part in parts:
             meta, a = unpack(part)
             targets += from_strings(a["new_targets"])
-            n = len(a["indices"])
-            m = sparse.csr_matrix((np.ones(n, dtype=bool), a["indices"], a["indptr"]), shape=tuple(meta["shape"]))
+            indices = unpack_rows(a["indptr"], a["indices"])
+            m = sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, a["indptr"]),
+                                  shape=tuple(meta["shape"]))
             per.append((a["who"], a["where"], m, a["counts"], a["counterfeits"], a["groups"]))
             fwd = np.unpackbits(a["fwd"], axis=1, count=meta["values"]).view(bool)
             alpha = np.zeros(fwd.shape)

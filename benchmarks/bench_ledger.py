@@ -10,7 +10,8 @@
   the whole sequence is attacked again every month), seconds of the publisher alone (``publish_seconds``), of
   the call without the gate's attacks (``without_attacks_seconds``: ledger read, publish, files, transaction)
   and month 12 / month 1 of each (target: 1.5 or less); the process's peak resident memory after each month
-  (``peak_rss_mb``, ``resource.getrusage``).  The gate extends the attacks' kept states by the new release
+  (``peak_rss_mb``) and its CPU seconds of each call (``cpu_seconds``, user + system, ``resource.getrusage``:
+  steadier than wall time on a loaded machine).  The gate extends the attacks' kept states by the new release
   (``multirelease/ledger_gate.py``); ``--repeat R`` runs each stream ``R`` times (fresh ledgers) and reports
   the median seconds of each month.
 
@@ -77,6 +78,13 @@ BPG_SPEC = "\n".join(
        "attacks:", "  - intersection: {k: 10, l: 10}", ""])
 
 
+def _cpu() -> float:
+    """CPU seconds of this process so far (user + system, every thread): less sensitive than wall time to a
+    machine other processes load."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def adult() -> pd.DataFrame:
     frame = pd.read_csv(ADULT, sep=";", dtype=str, keep_default_na=False, skipinitialspace=True)
     frame.columns = [c.strip() for c in frame.columns]
@@ -115,19 +123,21 @@ def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int
     ledger, rel = folder / f"{label}_ledger", folder / f"{label}_releases"
     rel.mkdir()
     rng = np.random.default_rng(seed)
-    seconds, publish, overhead, verdicts, ids, rss = [], [], [], [], set(), []
+    seconds, publish, overhead, verdicts, ids, rss, cpu = [], [], [], [], set(), [], []
     for month, frame in stream(adult(), months, initial, leave, arrive, change, rng, model):
         ids |= set(frame.index)
         table = Table.from_frame(schema, frame.reset_index())
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         outcome = make_release(spec, table, ledger, rel / f"release_{month}.csv")
         seconds.append(round(time.perf_counter() - t0, 2))
+        cpu.append(round(_cpu() - c0, 2))
         verdicts.append(outcome.verdict)
         publish.append(round(outcome.run.timings.get(f"release {month}", float("nan")), 2) if outcome.run else None)
         attacks = sum(v for k, v in (outcome.run.timings if outcome.run else {}).items() if k.startswith("attack"))
         overhead.append(round(seconds[-1] - attacks, 2))  # the call without the gate's attacks
         rss.append(round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1))
         print(json.dumps({"bench": label, "month": month, "rows": len(frame), "seconds": seconds[-1],
+                          "cpu_seconds": cpu[-1],
                           "peak_rss_mb": rss[-1], "verdict": outcome.verdict, "exit": outcome.exit_code,
                           "gate": {k: round(v, 2) for k, v in (outcome.run.timings if outcome.run else {}).items()}}),
               flush=True)
@@ -137,7 +147,7 @@ def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int
     tokens = set(text.replace("\n", ",").split(","))
     size = sum(p.stat().st_size for p in ledger.iterdir()) / 2**20
     return {"seconds": seconds, "publish": publish, "overhead": overhead, "verdicts": verdicts, "ledger": ledger,
-            "ids_in_releases": len(ids & tokens), "peak_rss_mb": rss, "ledger_mb": round(size, 1)}
+            "ids_in_releases": len(ids & tokens), "peak_rss_mb": rss, "ledger_mb": round(size, 1), "cpu": cpu}
 
 
 def main() -> None:
@@ -169,12 +179,13 @@ def main() -> None:
             def median(key):
                 return [round(statistics.median(x), 2) for x in zip(*(o[key] for o in runs))]
 
-            s, p = median("seconds"), median("publish")
+            s, p, c = median("seconds"), median("publish"), median("cpu")
             out["overhead"] = median("overhead")
             print(json.dumps({"bench": f"stream_{label}", "rows": args.rows, "months": len(s), "repeat": args.repeat,
                               "seconds": s, "peak_rss_mb": max(max(o["peak_rss_mb"]) for o in runs),
                               "publish_seconds": p, "without_attacks_seconds": out["overhead"],
                               "verdicts": out["verdicts"],
+                              "cpu_seconds": c, "cpu_last_over_first": round(c[-1] / c[0], 2),
                               "month_last_over_first": round(s[-1] / s[0], 2),
                               "publish_last_over_first": round(p[-1] / p[0], 2),
                               "without_attacks_last_over_first": round(out["overhead"][-1] / out["overhead"][0], 2),

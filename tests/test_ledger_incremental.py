@@ -159,3 +159,17 @@ def test_forward_sweep_goes_on_from_kept_layers(data, targets, releases):
     k = data.draw(st.integers(0, releases), label="kept")
     going_on = forward_pass(weights, present, model, prior=(full.alpha[:k], full.fwd[:k]))
     assert all(np.array_equal(x, y) for x, y in zip(full.alpha + full.fwd, going_on.alpha + going_on.fwd))
+
+
+@settings(max_examples=100, deadline=None)  # small sparse matrices: microseconds each
+@given(rows=st.lists(st.sets(st.integers(0, 70_000), max_size=30), max_size=20))
+def test_membership_rows_pack_and_unpack(rows):
+    """A release's kept membership (CSR column indices, ascending per row, gaps in 16 or 32 bits) reads back
+    as it was, empty rows and indices above 2^16 included."""
+    import numpy as np
+
+    from attacks.incremental import pack_rows, unpack_rows
+
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    indices = np.array([i for r in rows for i in sorted(r)], dtype=np.int32)
+    assert np.array_equal(unpack_rows(indptr, pack_rows(indptr, indices)), indices)
