@@ -67,6 +67,7 @@ class GateResume:
         self._earlier: list | None = None
         self.used: dict[str, bool] = {}  # attack name -> its kept state was used
         self.keys: dict[str, str] = {}
+        self.kept_metrics = False  # metrics() read every earlier release's metrics from the ledger
         self._check_files()
         self._have = _tables(led) if led.con is not None else set()
 
@@ -144,7 +145,7 @@ def record(led: Ledger, n: int, sha: str, run: Any, resume: GateResume) -> None:
                             [(key, i, shas[i - 1], p) for i, p in enumerate(parts, first)])
         led.con.execute("INSERT OR REPLACE INTO gate_summary (key, n, summary) VALUES (?, ?, ?)", (key, n, summary))
     metrics = run.release_metrics
-    start = n if getattr(resume, "kept_metrics", False) else 1
+    start = n if resume.kept_metrics else 1
     led.con.executemany("INSERT OR REPLACE INTO release_metrics (n, metrics) VALUES (?, ?)",
                         [(i, json.dumps(metrics[i - 1], sort_keys=True, default=_plain)) for i in range(start, n + 1)])
 
