@@ -191,12 +191,14 @@ def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.n
         split = None
         if len(ia) > _LEAF and len(kb) > _LEAF and depth <= 60:
             best = 0.9 * len(ia) * len(kb)  # a split must save a tenth of the dense work
+            sub = lo1[ia]
+            meds, tops, bottoms = np.median(sub, axis=0), sub.max(axis=0), sub.min(axis=0)
             for j in range(lo1.shape[1]):
-                col = lo1[ia, j]
-                v = int(np.median(col))
-                if v >= int(col.max()):
+                col = sub[:, j]
+                v = int(meds[j])
+                if v >= int(tops[j]):
                     v -= 1
-                if v < int(col.min()):
+                if v < int(bottoms[j]):
                     continue
                 left_a, right_a = ia[col <= v], ia[hi1[ia, j] > v]
                 left_b, right_b = kb[lo2[kb, j] <= v], kb[hi2[kb, j] > v]
@@ -256,12 +258,13 @@ def region_pairs(nd: Nodes, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             _dense_pairs(nd, pts, pi, ri, out_p, out_r)
             continue
         best, split = 0.9 * len(pi) * len(ri), None  # a split must save a tenth of the dense work
+        meds, tops, bottoms = np.median(pts, axis=0), pts.max(axis=0), pts.min(axis=0)
         for j in range(pts.shape[1]):
             col = pts[:, j]
-            v = int(np.median(col))
-            if v >= int(col.max()):
+            v = int(meds[j])
+            if v >= int(tops[j]):
                 v -= 1
-            if v < int(col.min()):
+            if v < int(bottoms[j]):
                 continue  # every point has the same value here
             left = col <= v
             r_left, r_right = ri[lo[ri, j] <= v], ri[hi[ri, j] > v]
