@@ -171,6 +171,20 @@ def regions_comparable(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np
     return out
 
 
+def _median_cuts(values: np.ndarray) -> list[tuple[int, int]]:
+    """Per column with two distinct values or more, ``(column, v)``: the cut ``x <= v`` / ``x > v`` at the
+    median (moved down when the median is the largest value, so that both sides are non-empty)."""
+    meds, tops, bottoms = np.median(values, axis=0), values.max(axis=0), values.min(axis=0)
+    out = []
+    for j in range(values.shape[1]):
+        v = int(meds[j])
+        if v >= int(tops[j]):
+            v -= 1
+        if v >= int(bottoms[j]):
+            out.append((j, v))
+    return out
+
+
 def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray,
                      m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every ``(i, k)`` with region ``i`` of the first list intersecting region ``k`` of the second (what
@@ -192,15 +206,8 @@ def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.n
         if len(ia) > _LEAF and len(kb) > _LEAF and depth <= 60:
             best = 0.9 * len(ia) * len(kb)  # a split must save a tenth of the dense work
             sub = lo1[ia]
-            meds, tops, bottoms = np.median(sub, axis=0), sub.max(axis=0), sub.min(axis=0)
-            for j in range(lo1.shape[1]):
-                col = sub[:, j]
-                v = int(meds[j])
-                if v >= int(tops[j]):
-                    v -= 1
-                if v < int(bottoms[j]):
-                    continue
-                left_a, right_a = ia[col <= v], ia[hi1[ia, j] > v]
+            for j, v in _median_cuts(sub):
+                left_a, right_a = ia[sub[:, j] <= v], ia[hi1[ia, j] > v]
                 left_b, right_b = kb[lo2[kb, j] <= v], kb[hi2[kb, j] > v]
                 work = len(left_a) * len(left_b) + len(right_a) * len(right_b)
                 if work < best:
@@ -258,15 +265,8 @@ def region_pairs(nd: Nodes, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             _dense_pairs(nd, pts, pi, ri, out_p, out_r)
             continue
         best, split = 0.9 * len(pi) * len(ri), None  # a split must save a tenth of the dense work
-        meds, tops, bottoms = np.median(pts, axis=0), pts.max(axis=0), pts.min(axis=0)
-        for j in range(pts.shape[1]):
-            col = pts[:, j]
-            v = int(meds[j])
-            if v >= int(tops[j]):
-                v -= 1
-            if v < int(bottoms[j]):
-                continue  # every point has the same value here
-            left = col <= v
+        for j, v in _median_cuts(pts):
+            left = pts[:, j] <= v
             r_left, r_right = ri[lo[ri, j] <= v], ri[hi[ri, j] > v]
             n_left = int(left.sum())
             work = n_left * len(r_left) + (len(pi) - n_left) * len(r_right)
