@@ -338,18 +338,19 @@ def test_stopped_possible_worlds_was_stopped():
 
 
 def test_linkability_stopped_by_its_time_limit_is_an_interval():
-    """Five people, two releases, persistent values (found by hypothesis, checked by hand).  Release 1: p4
-    alone has zip 1, so the class ``zip = 1`` is p4's flu; release 2 puts p1 (zip 2) and p4 in one class of
-    {flu, HIV}, so p1 is HIV - but only jointly: each release alone leaves p1 two values.  Exact: p1 and p4
-    disclosed (2).  With CP-SAT stopped, linkability keeps the per-release candidates, so ``disclosed`` is
-    the interval [1, 2] (p4 proven; p1 not refuted), never the value 1."""
+    """Five people (zips 1, 2, 2, 0, 0), two releases of two flu and three HIV, persistent values (found by a
+    random search for a pair that per-release matchings, even propagated to a fixpoint, leave open; checked
+    by hand).  Each release alone lets p0 (zip 1) be flu: release 1's two ``[0,1]`` HIV records are then p3
+    and p4, release 2's two ``[1,2]`` HIV records p1 and p2 - together, one flu individual for two flu
+    records.  Exact: p0 is HIV, disclosed 1.  With CP-SAT stopped, p0 keeps both values, so ``disclosed`` is
+    the interval [0, 1] (no world proven by CP-SAT; the sampler's worlds prove the upper end), never 0."""
     from multirelease.hierarchy import Hierarchy
     from multirelease.release import Release
     from multirelease.schema import Attribute, Schema
 
     schema = Schema((Attribute("id", "identifier"), Attribute("zip", "quasi", Hierarchy.numeric("zip", 0, 2)),
                      Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu", "HIV"]))))
-    frame = pd.DataFrame({"zip": ["0", "2", "0", "0", "1"], "disease": ["flu", "HIV", "HIV", "flu", "flu"]},
+    frame = pd.DataFrame({"zip": ["1", "2", "2", "0", "0"], "disease": ["HIV", "HIV", "flu", "flu", "HIV"]},
                          index=pd.Index(["p0", "p1", "p2", "p3", "p4"], name="id"), dtype=object)
     t = Table(schema, frame)
 
@@ -359,16 +360,16 @@ def test_linkability_stopped_by_its_time_limit_is_an_interval():
                        group=np.array(groups))
 
     seq = ReleaseSequence()
-    seq.append(release([0, 0, 0, 0, 1], [0, 2, 0, 2, 1], ["flu", "HIV", "HIV", "flu", "flu"], [1, 2, 1, 2, 3]), None, t)
-    seq.append(release([0, 0, 0, 1, 1], [0, 0, 0, 2, 2], ["HIV", "flu", "flu", "flu", "HIV"], [1, 1, 1, 2, 2]), None, t)
+    seq.append(release([0, 0, 2, 0, 0], [1, 2, 2, 2, 1], ["HIV", "HIV", "flu", "flu", "HIV"], [2, 1, 3, 1, 2]), None, t)
+    seq.append(release([1, 1, 0, 0, 0], [2, 2, 2, 2, 0], ["HIV", "HIV", "flu", "flu", "HIV"], [2, 2, 1, 1, 3]), None, t)
     view = seq.view(Adversary(sensitive="persistent"))
     exact = PossibleWorlds().run(view)
-    assert exact.exact and exact.summary["disclosed"] == 2 and exact.summary["min_linkability"] == 1
+    assert exact.exact and exact.summary["disclosed"] == 1 and exact.summary["min_linkability"] == 1
     stopped = PossibleWorlds(time_limit=1e-6, samples=40).run(view)
     assert check_interval(exact, stopped) >= 1
     b = stopped.bound("disclosed")
-    assert (b.lower, b.upper, b.reason) == (1, 2, "time_limit") and "time limit" in b.detail
-    expect = Expectation("possible_worlds.disclosed == 1", "possible_worlds", None, "disclosed", "==", 1)
+    assert (b.lower, b.upper, b.reason) == (0, 1, "time_limit") and "time limit" in b.detail
+    expect = Expectation("possible_worlds.disclosed == 0", "possible_worlds", None, "disclosed", "==", 0)
     assert expect.judge(*stopped.interval("disclosed")) is None and not expect.check(exact.summary["disclosed"])
 
 
