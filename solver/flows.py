@@ -59,8 +59,11 @@ from .flow_tasks import FlowTask, min_cost_flow_of, solve_tasks
 from .flow_witness import generator_json
 from .regions import Nodes, comparable_pairs
 
-#: components' total size (arcs, nodes, objectives) from which local worker processes solve them
-_PARALLEL_WORK = 400_000
+#: components' total size (arcs, nodes, objectives) from which local worker processes solve them.  Sending
+#: a census's 86,000 components to two workers cost more than it saved (10^6 rows, 2 cores: attack 15-17 s
+#: CPU in this process, 21 s CPU and no faster in two workers): processes only for far larger inputs; a
+#: Dask executor is used whatever the size
+_PARALLEL_WORK = 20_000_000
 #: work per chunk of components (one task of the executor), and the most chunks
 _CHUNK_WORK = 100_000
 _MAX_CHUNKS = 64
