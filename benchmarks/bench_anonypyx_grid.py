@@ -22,9 +22,10 @@ intervals as intervals, one-hot sets as ``subsets`` masks.
 
 **Ours.** ``seconds``: building the problem and deciding linkability of every individual and value
 (``solver.counting.analyze(count=False)``, what ``min_linkability`` and ``disclosed`` need), in a fresh
-process (``ours_cpu_s``: its CPU seconds, the figure to read on a loaded machine); ``exact``: linkability
-decided exactly (no pair left to a time limit).  ``count_*``: the linkage
-counts of the same instance (``possible_worlds``' counting stage), exact or an interval with its reason.
+process (``ours_cpu_s``: its CPU seconds, the figure to read on a loaded machine; ``ours_peak_mb``: the
+process's peak resident memory); ``exact``: linkability decided exactly (no pair left to a time limit).
+``count_*``: the whole ``possible_worlds`` attack on the same instance (linkability, linkage counts,
+witnesses), its counts exact or an interval with its reason.
 
     python benchmarks/bench_anonypyx_grid.py [--n 50 100 ...] [--releases 2 3 5] [--seeds 0 1]
         [--peer-limit 120] [--before /path/to/older/tree] [--no-peer] [--no-count]
@@ -167,7 +168,10 @@ def ours(path: str, count: bool) -> None:
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     n_links = a.linkable.sum(axis=1)
     present = n_links > 0
-    out = {"seconds": seconds, "cpu_s": cpu, "exact": bool(a.linkability_exact),
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = {"seconds": seconds, "cpu_s": cpu, "peak_mb": round(peak, 1), "exact": bool(a.linkability_exact),
            "min_linkability": int(n_links[present].min()), "disclosed": int((n_links == 1).sum()),
            "blocks": len(a.blocks), "largest_block": max(b.block.n_people for b in a.blocks),
            "largest_types": max(b.block.n_types for b in a.blocks)}
