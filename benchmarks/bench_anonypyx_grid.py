@@ -7,9 +7,9 @@ target's quasi-identifiers and whose sensitive values agree: persistent values),
 that are part of some exact multiset cover of the releases' record counts (``finalise``, a dancing-links
 search).  A target is *disclosed* when the trajectories left give it one sensitive value: Shmueli & Tassa's
 (004, section 3) l-linkability with l = 1, our ``possible_worlds.disclosed`` in ``persistent`` mode.  anonypyx
-runs in a virtual environment of its own (``--peer-python``, default ``/tmp/venv-anonypyx/bin/python``; make
-it with ``python3 -m venv /tmp/venv-anonypyx && /tmp/venv-anonypyx/bin/pip install anonypyx``), with a
-120 s limit per instance in a subprocess.
+runs in a virtual environment of its own (``--peer-python``, default ``/tmp/venv-anonypyx/bin/python``; made
+on first use with ``python3 -m venv /tmp/venv-anonypyx && /tmp/venv-anonypyx/bin/pip install anonypyx``), with
+a 120 s limit per instance in a subprocess.
 
 **Generator.** anonypyx ships no data generator (neither the 0.2.11 wheel nor its repository has one); the
 instances are made with anonypyx's own anonymiser, in its environment: the first N records of Adult
@@ -205,6 +205,20 @@ def _run(cmd: list[str], timeout: float | None, env: dict | None = None) -> tupl
     return (json.loads(lines[-1]) if lines else {}), ""
 
 
+def _peer_environment(python: str) -> None:
+    """anonypyx's environment of its own: made on first use (``python3 -m venv`` beside ``bin/python``, then
+    ``pip install anonypyx``), like CI's pycanon environment; an error names the failing step."""
+    if Path(python).exists():
+        return
+    venv = Path(python).resolve().parents[1] if Path(python).parent.name == "bin" else None
+    if venv is None:
+        sys.exit(f"--peer-python {python}: no such interpreter (expected .../bin/python of a venv to create)")
+    for cmd in (["python3", "-m", "venv", str(venv)], [str(venv / "bin" / "pip"), "install", "--quiet", "anonypyx"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            sys.exit(f"{' '.join(cmd)}: {(proc.stderr.strip().splitlines() or ['failed'])[-1]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[50, 100, 200, 400, 1000, 2000])
@@ -232,6 +246,7 @@ def main() -> None:
             ours(rest[0], rest[1] == "1")
         return
     me = str(Path(__file__).resolve())
+    _peer_environment(args.peer_python)
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="anonypyx-grid-"))
     tmp.mkdir(parents=True, exist_ok=True)
     totals = {"instances": 0, "ours_exact": 0, "ours_max_s": 0.0, "ours_max_cpu_s": 0.0, "peer_finished": 0,
