@@ -89,13 +89,14 @@ import numpy as np
 
 from multirelease.errors import InputError
 
-from .linkability import DEFAULT_TIME_LIMIT, _block_values, _no_world_message, _TypeWorldModel, block_linkability
+from .linkability import DEFAULT_TIME_LIMIT, _no_world_message, _TypeWorldModel, block_linkability
 from .linkability import decide_coupled_all
 from .linkability import _single_release_linkable  # noqa: F401  (re-exported: benchmarks/bench_worlds.py)
 from .worlds import Block, WorldsProblem
 from .worlds_oracle import brute_force
 from .worlds_reduce import reduce_blocks
 from .worlds_sampling import sample_block
+from .worlds_witness import witness_world  # noqa: F401  (re-exported: attacks/possible_worlds.py)
 
 __all__ = ["BlockCounts", "WorldsAnalysis", "analyze", "block_linkability", "count_block", "witness_world",
            "brute_force", "breach_closed_form", "multinomial", "DEFAULT_MAX_TYPE_WORLDS"]
@@ -354,72 +355,6 @@ def _count_by_release(problem: WorldsProblem, block: Block, linkable: np.ndarray
                 done[t] = True
     return BlockCounts(block, linkable, True, "product", worlds=worlds, linked=linked,
                        type_worlds=sum(bc.type_worlds for _, bc in parts), seconds=time.perf_counter() - t0)
-
-
-# ---------------------------------------------------------------------- witness worlds
-def witness_world(problem: WorldsProblem, block: Block, individual: int, value: int, *,
-                  time_limit: float = DEFAULT_TIME_LIMIT) -> dict | None:
-    """A world of the block in which ``individual`` (global index) takes ``value``: per spanned release, the
-    value of every individual of the block and the release row (0-based) it is matched to.
-
-    Returns ``{"releases": [{"release": i, "assignment": {id: {"value": s, "row": r}}}]}`` or ``None``."""
-    t = next((k for k, mem in enumerate(block.members) if individual in set(mem.tolist())), None)
-    if t is None:
-        return None
-    cand = _block_values(problem, block)
-    model = _TypeWorldModel(block, cand)
-    if (t, value) in model.fixed:  # the type's one value: any world
-        status, m, solver = model.solve(time_limit)
-    elif (t, value) in model.m:
-        status, m, solver = model.solve(time_limit, [model.m[t, value] >= 1])
-    else:
-        return None
-    if status != "feasible":
-        return None
-    # individual values: the target first
-    vals = {}
-    for tt, mem in enumerate(block.members):
-        order = list(mem.tolist())
-        if tt == t:
-            order.remove(individual)
-            order.insert(0, individual)
-        seq = []
-        if tt == t:
-            seq.append(value)
-            rest = dict((v, c - (1 if v == value else 0)) for (x, v), c in m.items() if x == tt)
-        else:
-            rest = {v: c for (x, v), c in m.items() if x == tt}
-        for v in sorted(rest):
-            seq.extend([v] * rest[v])
-        for p, v in zip(order, seq):
-            vals[p] = v
-    out = []
-    for k, r in enumerate(block.releases):
-        g = problem.releases[r]
-        flows = {e: int(solver.value(var)) for e, var in model.flows[k].items()}
-        # members of each (type, value) take the groups' rows in turn
-        free_rows = {int(lg): list(g.group_rows[int(gg)].tolist()) for lg, gg in enumerate(block.groups[k])}
-        assign = {}
-        present = set(g.people.tolist())
-        edges = block.edges[k]
-        for tt, mem in enumerate(block.members):
-            if not block.present[tt, k]:
-                continue
-            by_v: dict = {}
-            for p in mem.tolist():
-                if p in present:
-                    by_v.setdefault(vals[p], []).append(p)
-            for e, c in flows.items():
-                if c <= 0 or edges[e, 0] != tt:
-                    continue
-                lg = int(edges[e, 1])
-                v = int(block.group_value[k][lg])
-                for _ in range(c):
-                    p = by_v[v].pop()
-                    assign[str(problem.individuals[p])] = {"value": str(problem.values[v]),
-                                                           "row": int(free_rows[lg].pop(0))}
-        out.append({"release": g.index, "assignment": dict(sorted(assign.items()))})
-    return {"releases": out}
 
 
 # ---------------------------------------------------------------------- the whole problem
