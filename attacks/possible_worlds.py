@@ -76,7 +76,8 @@ class PossibleWorlds(AttackBase):
     max_type_worlds : int, default 5000
         Type-worlds enumerated per block before the probabilities of that block are estimated.
     time_limit : number, default 20
-        CP-SAT seconds per block and task.
+        CP-SAT seconds for deciding the coupled linkability pairs (all coupled blocks in one model), and per
+        block for counting and for each witness world.
     samples : int, default 2000
         States recorded by the sampler of blocks beyond the exact budget.
 

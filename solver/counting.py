@@ -366,7 +366,8 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     Parameters
     ----------
     problem : WorldsProblem
-    max_type_worlds, time_limit : per block, the enumeration budget before sampling (see module docstring).
+    max_type_worlds, time_limit : per block, the enumeration budget before sampling (see module docstring);
+        ``time_limit`` is also the CP-SAT budget of the coupled linkability decision, all blocks together.
     samples : recorded states of the sampler (blocks beyond the budget only).
     count : when false, only linkability is computed (``breach`` etc. are NaN).
     rng : generator of the sampler (default seeded 0).
