@@ -82,17 +82,16 @@ def sequence_worlds(tables, releases) -> tuple[list[str], np.ndarray, list[str]]
     ids = [str(x) for x in last.ids]
     where = {p: i for i, p in enumerate(ids)}
     labels, worlds = _distinct_assignments(list(np.asarray(last.sensitive, dtype=object).astype(str)), len(ids))
-    keep = np.ones(len(worlds), dtype=bool)
     for table, release in zip(tables, releases):
         cols = [list(table.schema.quasi).index(n) for n in release.quasi]
         people = np.array([where[str(x)] for x in table.ids], dtype=np.int64)
         contain = release.contains_points(table.qi_codes[:, cols])  # (records, people)
         rows_v = np.searchsorted(labels, np.asarray(release.sensitive, dtype=object).astype(str))
         if len(release) != len(people):
-            keep[:] = False
+            worlds = worlds[:0]
             break
-        keep &= _consistent(worlds, people, contain, rows_v, len(labels))
-    return list(labels), worlds[keep], ids
+        worlds = worlds[_consistent(worlds, people, contain, rows_v, len(labels))]  # the worlds still possible
+    return list(labels), worlds, ids
 
 
 def _consistent(worlds: np.ndarray, people: np.ndarray, contain: np.ndarray, rows_v: np.ndarray, n_values: int
@@ -100,7 +99,10 @@ def _consistent(worlds: np.ndarray, people: np.ndarray, contain: np.ndarray, row
     """Which worlds one release is consistent with: per connected component of the containment graph
     (records and the individuals inside their regions), counting where every record of the component contains
     every individual of it (then a matching exists iff the value multisets agree), else a perfect matching for
-    each distinct assignment of the component's individuals."""
+    each distinct assignment of the component's individuals.  A record is matched only to an individual given
+    its value, so the graph of an assignment is the disjoint union of one graph per value (the records of
+    that value, the individuals it gives that value): a perfect matching exists iff the value multisets agree
+    and each value's graph has one - matched once per distinct (value, individuals) pair of the component."""
     n_rows, n_people = contain.shape
     graph = csr_matrix(np.block([[np.zeros((n_rows, n_rows)), contain], [contain.T, np.zeros((n_people, n_people))]]))
     _, comp = connected_components(graph, directed=False)
@@ -118,9 +120,21 @@ def _consistent(worlds: np.ndarray, people: np.ndarray, contain: np.ndarray, row
                 ok &= (sub == v).sum(axis=1) == want[v]
             continue
         uniq, inv = np.unique(sub, axis=0, return_inverse=True)
-        fits = np.array([(maximum_bipartite_matching(csr_matrix((block & (rows_v[rows][:, None] == u[None, :]))
-                                                                .astype(np.int8)), perm_type="column") >= 0).all()
-                         for u in uniq], dtype=bool)
+        values = rows_v[rows]
+        want = np.bincount(values, minlength=n_values)
+        fits = (np.stack([(uniq == v).sum(axis=1) for v in range(n_values)], axis=1) == want).all(axis=1)
+        by_value = {v: np.flatnonzero(values == v) for v in np.unique(values).tolist()}
+        matched: dict[tuple[int, bytes], bool] = {}
+        for i in np.flatnonzero(fits).tolist():
+            for v, recs in by_value.items():
+                members = np.flatnonzero(uniq[i] == v)
+                key = (v, members.tobytes())
+                if key not in matched:
+                    graph_v = csr_matrix(block[np.ix_(recs, members)].astype(np.int8))
+                    matched[key] = bool((maximum_bipartite_matching(graph_v, perm_type="column") >= 0).all())
+                if not matched[key]:
+                    fits[i] = False
+                    break
         ok &= fits[inv.reshape(-1)]
     return ok
 
