@@ -7,6 +7,9 @@ exactly one line on stderr (``error: FILE: KEY: PROBLEM``) holding every needle 
 leave the test's folder exactly as it was: no output file, no output folder, no temporary file left behind
 (the folder's listing is compared before and after).  ``tests/test_bad_input.py`` holds the first part; the
 two share the tiny scenario of ``tests/data``.
+
+Over 500 lines because it is one corpus: each case is a few lines of input and the needles its one error line
+must hold, read as a table; the checking is the single :func:`expect_bad` near the top.
 """
 from __future__ import annotations
 
