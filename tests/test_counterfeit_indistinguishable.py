@@ -36,6 +36,18 @@ a strict xfail: counterfeit values are rarer than real ones
 p = 2e-52 (its candidate update sets are windows of that order), row order p = 0.62 - the values a bucket has
 room for are the rarer ones, whatever order the flow searches in.
 
+Where the tell comes from (measured, not fixed): almost every counterfeit is made when a bucket is balanced
+(on a quarter of the Adult stream, 21 of about 580 come from new-record groups, none from repairs), and it is
+the refilling of a bucket's gaps by new records (Algorithm 3, ``epsilon = 1``) that makes it value-dependent:
+frequent values have arrivals to refill their gaps, rare ones do not.  With refilling switched off, the quarter
+stream's frequency tell vanishes (p 5e-12 -> 0.51) for 4.2x the counterfeits; but on the full stream (ten
+releases) the counterfeits grow 26-fold (856 -> 22,099 of 156,099 rows) and the tells stay (frequency p 5e-10,
+now the other way, domain position p 4e-76): the value a counterfeit takes inside its entry's candidate update
+set is drawn unlike a real record's (which mostly keeps the entry's own value).  Quotas that refill each
+value's gaps at one common rate did not close it either (p 5e-4 at 1.8x the counterfeits): in m-Distinct a gap
+is an entry, not a value, and the max-flow decides which value it ends with.  Closing it needs counterfeit
+values drawn per entry from the public update model, under the buckets' room constraint; not done.
+
 A file-level "newest uids" pick (the rows whose uids appeared last) does find counterfeits more often than a
 blind pick of as many rows; the excess is exactly what the public per-group counts predict (new cohorts -
 legal groups of records that lost their slot, groups of new records filled up to ``m`` - need more
