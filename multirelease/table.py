@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .csv_read import read_csv_frame, read_parquet_frame
 from .errors import InputError
 from .hierarchy import _scalar, normalize_values
 from .schema import COMPOSITE_SEPARATOR, MISSING_VALUES, Schema
@@ -309,9 +310,9 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     if len(sep) != 1 or sep in '\r\n"':
         raise InputError(f"separator must be one character (not a quote or a line break), got {sep!r}", file=source,
                          key=f"{key}.separator")
-    try:  # a callable skiprows: range(1, offset + 1) is materialized (a MemoryError for an offset of 10**15)
-        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
-                            skiprows=(lambda i: 0 < i <= offset) if offset else None, nrows=limit)
+    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.csv_read); .parquet: pyarrow
+        frame = read_parquet_frame(path, offset, limit) if path.suffix.lower() == ".parquet" \
+            else read_csv_frame(path, sep, offset, limit)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
     if not isinstance(frame.index, pd.RangeIndex):  # pandas made the extra leading fields an index

@@ -90,11 +90,9 @@ import numpy as np
 from multirelease.errors import InputError
 
 from .linkability import DEFAULT_TIME_LIMIT, _no_world_message, _TypeWorldModel, block_linkability
-from .linkability import decide_coupled_all
 from .linkability import _single_release_linkable  # noqa: F401  (re-exported: benchmarks/bench_worlds.py)
 from .worlds import Block, WorldsProblem
 from .worlds_oracle import brute_force
-from .worlds_reduce import reduce_blocks
 from .worlds_sampling import sample_block
 from .worlds_witness import witness_world  # noqa: F401  (re-exported: attacks/possible_worlds.py)
 
@@ -389,38 +387,17 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     linkable = np.zeros((N, V), dtype=bool)
     linkable_low = np.zeros((N, V), dtype=bool)
     linkability_exact = True
-    subs = reduce_blocks(problem, problem.blocks())
-    parent_of = {(blk.releases, int(m[0])): blk for blk in problem.blocks() for m in blk.members}
-    coupled = [i for i, sub in enumerate(subs) if sub.coupled]
-    decided = dict(zip(coupled, decide_coupled_all(problem, [(subs[i].block, subs[i].cand) for i in coupled],
-                                                   time_limit=time_limit))) if coupled else {}
-    for b, sub in enumerate(subs):
-        block = sub.block
-        if sub.coupled:
-            lk, lk_exact, _, proven = decided[b]
-        else:
-            lk, lk_exact, proven = sub.cand, True, sub.cand
-        if count:
-            bc = count_block(problem, block, lk, max_type_worlds=max_type_worlds, time_limit=time_limit,
-                             samples=samples, rng=rng)
-        else:
-            bc = BlockCounts(block, lk, False, "linkability_only")
-        if not lk_exact and bc.exact:
-            # the enumeration over a superset of the linkable pairs is complete (the type-world model checks
-            # realizability whatever the candidates): its worlds decide linkability exactly
-            lk = np.array([[x > 0 for x in row] for row in bc.linked], dtype=bool)
-            proven = lk.copy()
-            lk_exact = True
-            bc = BlockCounts(block, lk, True, bc.method, worlds=bc.worlds, linked=bc.linked,
-                             type_worlds=bc.type_worlds, seconds=bc.seconds)
-        elif not lk_exact:
-            # undecided pairs are reported linkable; proven are those realized by a world found
-            proven = proven.copy()
-            if bc.estimate is not None:
-                proven |= bc.estimate > 0  # the sampler's states are worlds
-            bc = BlockCounts(block, lk, False, bc.method, estimate=bc.estimate, ci=bc.ci, samples=bc.samples)
+    from .worlds_component import solve_blocks  # imports this module: import late
+
+    blocks = problem.blocks()
+    # every block through the executor (solver.worlds_component: chunks of blocks, the same figures whoever
+    # solves them); sub-blocks in the order of reduce_blocks
+    solved = solve_blocks(problem, blocks, count=count, max_type_worlds=max_type_worlds, time_limit=time_limit,
+                          samples=samples, rng=rng)
+    for b, (parent, bc, lk, lk_exact, proven) in enumerate(solved):
+        block = bc.block
         linkability_exact &= lk_exact
-        results.append(replace(bc, origin=parent_of.get((block.releases, int(block.members[0][0])))))
+        results.append(replace(bc, origin=blocks[parent]))
         slot = block.releases[0] if problem.mode == "free" else 0
         for t, mem in enumerate(block.members):
             block_of[slot, mem] = b

@@ -29,7 +29,9 @@ unsettled: the result is then not exact and gives bounds.  A component stopped b
 (``without_world``) proves no version of it vulnerable, not even one the SUG pins: the releases might admit no
 world at all there (then no value is possible), so the lower bound may fall below the SUG's count.  CP-SAT
 runs with a fixed seed and the given number of workers, and branches on every status (``MODEL_INVALID`` is a
-:class:`SolverError`).
+:class:`SolverError`, :mod:`solver.update_tasks`).  The components are
+solved through the executor (:mod:`solver.executor`), in chunks made from the input alone; with several chunks
+the ``time_limit`` applies per chunk.
 """
 from __future__ import annotations
 
@@ -41,9 +43,14 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from multirelease.errors import SolverError
-
 __all__ = ["JointResult", "joint_feasible"]
+
+#: components' total size (records + (record, group) pairs) per chunk (one task of the executor), the most
+#: chunks, and the total from which local worker processes solve them (a Dask executor takes any input of
+#: two chunks or more; below, one chunk in this process: the single-process loop)
+_CHUNK_WORK = 20_000
+_MAX_CHUNKS = 64
+_PARALLEL_WORK = 40_000
 
 
 @dataclass(eq=False)
@@ -144,7 +151,8 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
         The feasible sub-SUGs after the last release (:func:`attacks.update_graph.backward_risks`); only their
         values get variables.  Records whose SUG is empty (inconsistent with the model) are left out.
     """
-    from ortools.sat.python import cp_model
+    from .executor import InlineExecutor, LocalExecutor, chunks, current_executor
+    from .update_tasks import UpdateChunk, solve_update_chunk
 
     t0 = time.perf_counter()
     N = links.n_releases
@@ -160,132 +168,60 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
     world_group = [np.full(T, -1, dtype=np.int64) for _ in range(N)]
     pairs = [links.pairs_of(i) for i in range(N)]
     n_comp, label, _ = _components(links, consistent, pairs)
-    comp_targets = [[] for _ in range(n_comp)]
-    for t in np.flatnonzero(consistent):
-        comp_targets[label[t]].append(t)
-    steps = {}
+    # per component and release, its (record, group) pairs in the order of the links
+    comp_size = np.bincount(label[consistent], minlength=n_comp)
+    by_comp = []
+    for t_arr, g_arr in pairs:
+        keep = consistent[t_arr]
+        lab = label[t_arr[keep]]
+        order = np.argsort(lab, kind="stable")
+        cuts = np.searchsorted(lab[order], np.arange(n_comp + 1))
+        by_comp.append((t_arr[keep][order], g_arr[keep][order], cuts))
+    work = [c for c in sorted(range(n_comp), key=lambda c: comp_size[c]) if comp_size[c]]
+    comp_pairs = {c: [(t[cuts[c]:cuts[c + 1]], g[cuts[c]:cuts[c + 1]]) for t, g, cuts in by_comp] for c in work}
+    sizes = [int(comp_size[c]) + sum(len(t) for t, _ in comp_pairs[c]) for c in work]
+    total = sum(sizes)
+    # chunks from the input alone (a chunk's time budget and its components' order depend on it); one chunk
+    # for small inputs: exactly the single-process loop, smallest component first
+    parts = chunks(sizes, max(1, min(_MAX_CHUNKS, total // _CHUNK_WORK))) if work else []
+    ex = current_executor()
+    if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < _PARALLEL_WORK):
+        ex = InlineExecutor()
+    steps = {k: model.steps(k) for k in range(1, N)}
+    tasks = []
+    for part in parts:
+        comps = [comp_pairs[work[p]] for p in part]  # chunks() keeps the positions ascending: smallest first
+        if isinstance(ex, InlineExecutor):
+            counts, cf, sug = links.counts, links.counterfeits, sug_feasible
+        else:  # only the rows the chunk's models read
+            counts, cf, sug = [], [], []
+            for i in range(N):
+                gs = sorted({int(g) for pr in comps for g in pr[i][1].tolist()})
+                ts = sorted({int(t) for pr in comps for t in pr[i][0].tolist()})
+                counts.append({g: links.counts[i][g] for g in gs})
+                cf.append({g: links.counterfeits[i][g] for g in gs})
+                sug.append({t: sug_feasible[i][t] for t in ts})
+        tasks.append(UpdateChunk(comps, counts, cf, sug, steps, V, links.mode, time_limit, workers, seed))
     solves = 0
     without_world = 0
     status_all = "OPTIMAL"
     exact = True
-    order = sorted(range(n_comp), key=lambda c: len(comp_targets[c]))
-    for ci in order:
-        targets = comp_targets[ci]
-        if not targets:
-            continue
-        remaining = time_limit - (time.perf_counter() - t0)
-        if remaining <= 0:
-            exact = False
-            status_all = "UNKNOWN"
-            without_world += 1
-            continue
-        tset = np.zeros(T, dtype=bool)
-        tset[targets] = True
-        m = cp_model.CpModel()
-        x: dict[tuple, Any] = {}
-        y: dict[tuple, Any] = {}
-        versions: dict[int, list] = {}
-        for i in range(N):
-            by_group: dict[tuple, list] = {}
-            t_arr, g_arr = pairs[i]
-            sel = tset[t_arr]
-            counts = links.counts[i]
-            per_version: dict[int, list] = {}
-            for t, g in zip(t_arr[sel].tolist(), g_arr[sel].tolist()):
-                for s in np.flatnonzero((counts[g] > 0) & sug_feasible[i][t]).tolist():
-                    var = m.new_bool_var(f"x_{i}_{t}_{g}_{s}")
-                    x[i, t, g, s] = var
-                    per_version.setdefault(t, []).append((g, s, var))
-                    by_group.setdefault((g, s), []).append(var)
-                    by_group.setdefault((g, -1), []).append(var)
-            for t, items in per_version.items():
-                m.add_exactly_one([v for _, _, v in items])
-                versions.setdefault(t, []).append(i)
-                vals: dict[int, list] = {}
-                for g, s, v in items:
-                    vals.setdefault(s, []).append(v)
-                for s, vs in vals.items():
-                    if len(vs) == 1:
-                        y[i, t, s] = vs[0]
-                    else:
-                        yv = m.new_bool_var(f"y_{i}_{t}_{s}")
-                        m.add(yv == sum(vs))
-                        y[i, t, s] = yv
-            for (g, s), vs in by_group.items():
-                if s >= 0:
-                    if len(vs) > counts[g, s]:
-                        m.add(sum(vs) <= int(counts[g, s]))
-                elif links.mode != "uid":
-                    cap = int(counts[g].sum() - links.counterfeits[i][g])
-                    if len(vs) > cap:
-                        m.add(sum(vs) <= cap)
-        for t, rel in versions.items():
-            for i, j in zip(rel, rel[1:]):
-                k = j - i
-                if k not in steps:
-                    steps[k] = model.steps(k)
-                A = steps[k]
-                si = [s for s in range(V) if (i, t, s) in y]
-                sj = [s for s in range(V) if (j, t, s) in y]
-                for s2 in sj:
-                    src = [y[i, t, s] for s in si if A[s, s2]]
-                    m.add(y[j, t, s2] <= sum(src)) if src else m.add(y[j, t, s2] == 0)
-                for s in si:
-                    dst = [y[j, t, s2] for s2 in sj if A[s, s2]]
-                    m.add(y[i, t, s] <= sum(dst)) if dst else m.add(y[i, t, s] == 0)
-        unknown = dict(y)
-        first = True
-        round_no = 0
-        while unknown:
-            remaining = time_limit - (time.perf_counter() - t0)
-            if remaining <= 0:
+    for answers in ex.map(solve_update_chunk, tasks):
+        for ans in answers:
+            solves += ans.solves
+            without_world += int(ans.without_world)
+            if ans.status == "UNKNOWN":
                 exact = False
                 status_all = "UNKNOWN"
-                without_world += int(first)
-                break
-            # a world in which at least one still-unknown literal holds, under an assumption that the next
-            # round drops (CP-SAT cannot remove constraints): INFEASIBLE is the proof that none can hold
-            act = m.new_bool_var(f"round_{round_no}")
-            round_no += 1
-            m.add(sum(unknown.values()) >= 1).only_enforce_if(act)
-            m.clear_assumptions()
-            m.add_assumptions([act])
-            solver = cp_model.CpSolver()
-            solver.parameters.max_time_in_seconds = float(remaining)
-            solver.parameters.num_workers = int(workers)
-            solver.parameters.random_seed = int(seed)
-            status = solver.solve(m)
-            solves += 1
-            if status == cp_model.MODEL_INVALID:
-                raise SolverError(f"joint update-graph model invalid: {m.validate()}")
-            if status == cp_model.INFEASIBLE:
-                if first:  # not even one world: the releases contradict the model for this component
-                    status_all = "INFEASIBLE" if status_all == "OPTIMAL" else status_all
-                for key in list(unknown):  # no world makes any of them true
-                    i, t, s = key
-                    impossible[i][t, s] = True
-                unknown.clear()
-                break
-            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):  # UNKNOWN: out of time before a world
-                exact = False
-                status_all = "UNKNOWN"
-                without_world += int(first)
-                break
-            if first:
-                for (i, t, g, s), var in x.items():
-                    if solver.boolean_value(var):
-                        world[i][t] = s
-                        world_group[i][t] = g
-                first = False
-            hits = [key for key, var in unknown.items() if solver.boolean_value(var)]
-            for key in hits:
-                i, t, s = key
+            elif ans.status == "INFEASIBLE" and status_all == "OPTIMAL":
+                status_all = "INFEASIBLE"
+            for i, t, s in ans.found:
                 found[i][t, s] = True
-                del unknown[key]
-            # steer the next world away from this one: hint the unknown literals true
-            m.clear_hints()
-            for key, var in unknown.items():
-                m.add_hint(var, True)
+            for i, t, s in ans.impossible:
+                impossible[i][t, s] = True
+            for (i, t), (g, s) in ans.world.items():
+                world[i][t] = s
+                world_group[i][t] = g
     # records left out as inconsistent keep their SUG (empty) candidate sets
     possible = [~impossible[i] & present[i][:, None] for i in range(N)]
     for i in range(N):

@@ -9,18 +9,39 @@ too, the same whichever process computed it.
 
     >>> from solver.worlds_component import solve_component          # doctest: +SKIP
     >>> out = executor.submit(solve_component, block, problem.n_values).result()   # doctest: +SKIP
+
+:func:`solve_blocks` is how :func:`solver.counting.analyze` solves every block: the blocks are packed into
+*chunks* (:func:`solver.executor.chunks`, from the blocks' sizes alone) and each chunk is one task of the
+current executor (:mod:`solver.executor`: this process, local worker processes, or a Dask cluster) -
+:func:`solve_chunk` prunes its blocks together (:func:`solver.worlds_reduce.reduce_blocks_tagged`), decides
+their coupled sub-blocks in one CP-SAT model (:func:`solver.linkability.decide_coupled_all`) and counts every
+sub-block (:func:`solver.counting.count_block`).  A chunk's answer depends on the chunk only (the sampler of
+a chunk draws from its own generator, seeded from the caller's), and the chunks depend on the input only, so
+the figures are the same byte for byte whichever executor ran them.  A small input is one chunk, solved in
+this process with the caller's generator: exactly the single-process computation.  With several chunks,
+``time_limit`` (the coupled decision's budget) applies per chunk.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
 from .linkability import DEFAULT_TIME_LIMIT, decide_coupled_all
-from .worlds import Block
-from .worlds_reduce import reduce_block
+from .worlds import Block, WorldsProblem
+from .worlds_reduce import reduce_block, reduce_blocks_tagged
 
-__all__ = ["solve_component"]
+__all__ = ["solve_component", "solve_blocks", "solve_chunk", "ChunkTask"]
+
+#: blocks' total size (types + consistency edges) per chunk (one task of the executor), and the most chunks.
+#: Below two chunks' worth the input is one chunk, solved in this process exactly as a single process would.
+_CHUNK_WORK = 50_000
+_MAX_CHUNKS = 64
+#: total size from which local worker processes solve the chunks (a Dask executor takes any input of two
+#: chunks or more).  Measured (benchmarks/bench_worlds.py, 2 cores): see the module's notes in the report
+_PARALLEL_WORK = 200_000
 
 
 def _plain_problem(block: Block, n_values: int) -> SimpleNamespace:
@@ -71,3 +92,114 @@ def solve_component(block: Block, n_values: int, *, time_limit: float = DEFAULT_
                 part.update(worlds=int(bc.worlds), linked=[[int(x) for x in row] for row in bc.linked])
         parts.append(part)
     return {"linkable": linkable, "linkability_exact": bool(exact), "proven": proven, "parts": parts}
+
+
+@dataclass(eq=False)
+class ChunkTask:
+    """One task: blocks (with their positions in the whole problem), what the engines read of the problem
+    (:func:`_plain_of`), the budgets, and the generator of the chunk's sampler."""
+
+    positions: list
+    blocks: list
+    problem: Any
+    count: bool
+    max_type_worlds: int
+    time_limit: float
+    samples: int
+    rng: Any
+
+
+def _plain_of(problem: WorldsProblem, blocks: list[Block]) -> SimpleNamespace:
+    """What the engines read of the problem while solving these blocks: the number of values, the release
+    indices and the names of the individuals an error message can name (the first member of every type), so
+    that a task travels light and a worker's messages are this process's."""
+    names = {int(m[0]): problem.individuals[int(m[0])] for b in blocks for m in b.members}
+    return SimpleNamespace(n_values=problem.n_values, mode=problem.mode, individuals=names,
+                           releases=[SimpleNamespace(index=g.index) for g in problem.releases])
+
+
+def _settle(problem, sub, decided, *, count: bool, max_type_worlds: int, time_limit: float, samples: int, rng):
+    """One sub-block's linkability and counts: ``(BlockCounts, linkable, linkability exact, proven)``."""
+    from .counting import BlockCounts, count_block
+
+    block = sub.block
+    if sub.coupled:
+        lk, lk_exact, _, proven = decided
+    else:
+        lk, lk_exact, proven = sub.cand, True, sub.cand
+    if count:
+        bc = count_block(problem, block, lk, max_type_worlds=max_type_worlds, time_limit=time_limit,
+                         samples=samples, rng=rng)
+    else:
+        bc = BlockCounts(block, lk, False, "linkability_only")
+    if not lk_exact and bc.exact:
+        # the enumeration over a superset of the linkable pairs is complete (the type-world model checks
+        # realizability whatever the candidates): its worlds decide linkability exactly
+        lk = np.array([[x > 0 for x in row] for row in bc.linked], dtype=bool)
+        proven = lk.copy()
+        lk_exact = True
+        bc = BlockCounts(block, lk, True, bc.method, worlds=bc.worlds, linked=bc.linked,
+                         type_worlds=bc.type_worlds, seconds=bc.seconds)
+    elif not lk_exact:
+        # undecided pairs are reported linkable; proven are those realized by a world found
+        proven = proven.copy()
+        if bc.estimate is not None:
+            proven |= bc.estimate > 0  # the sampler's states are worlds
+        bc = BlockCounts(block, lk, False, bc.method, estimate=bc.estimate, ci=bc.ci, samples=bc.samples)
+    return bc, lk, lk_exact, proven
+
+
+def solve_chunk(task: ChunkTask) -> list[tuple]:
+    """Every sub-block of a chunk's blocks (module level: it pickles): per sub-block, in the order of
+    :func:`solver.worlds_reduce.reduce_blocks_tagged`, ``(block position, BlockCounts, linkable, linkability
+    exact, proven)``.  Raises :class:`~multirelease.errors.InputError` for a block without a world."""
+    problem = task.problem
+    tagged = reduce_blocks_tagged(problem, task.blocks)
+    coupled = [i for i, (_, sub) in enumerate(tagged) if sub.coupled]
+    decided = dict(zip(coupled, decide_coupled_all(problem, [(tagged[i][1].block, tagged[i][1].cand)
+                                                             for i in coupled],
+                                                   time_limit=task.time_limit))) if coupled else {}
+    out = []
+    for i, (pos, sub) in enumerate(tagged):
+        bc, lk, lk_exact, proven = _settle(problem, sub, decided.get(i), count=task.count,
+                                           max_type_worlds=task.max_type_worlds, time_limit=task.time_limit,
+                                           samples=task.samples, rng=task.rng)
+        out.append((task.positions[pos], bc, lk, lk_exact, proven))
+    return out
+
+
+def block_size(block: Block) -> int:
+    """The work measure of a block: its types plus its consistency edges."""
+    return block.n_types + sum(len(e) for e in block.edges)
+
+
+def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = True,
+                 max_type_worlds: int, time_limit: float, samples: int, rng: np.random.Generator,
+                 executor=None) -> list[tuple]:
+    """Every sub-block of ``blocks`` (the problem's blocks), through the executor (module docstring):
+    ``(block position, BlockCounts, linkable, linkability exact, proven)`` per sub-block, in the order of
+    :func:`solver.worlds_reduce.reduce_blocks_tagged` over all the blocks."""
+    from .executor import InlineExecutor, LocalExecutor, chunks, current_executor
+
+    sizes = [block_size(b) for b in blocks]
+    total = sum(sizes)
+    parts = chunks(sizes, max(1, min(_MAX_CHUNKS, total // _CHUNK_WORK)))
+    ex = executor if executor is not None else current_executor()
+    if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < _PARALLEL_WORK):
+        ex = InlineExecutor()
+    if len(parts) == 1:  # one chunk: the whole problem, the caller's generator (the single-process run)
+        rngs = [rng]
+        plain = [problem]
+    else:
+        rngs = [np.random.default_rng(int(s)) for s in rng.integers(0, 2 ** 63 - 1, size=len(parts))]
+        plain = [problem if isinstance(ex, InlineExecutor) else _plain_of(problem, [blocks[i] for i in part])
+                 for part in parts]
+    tasks = [ChunkTask(part, [blocks[i] for i in part], plain[c], count, max_type_worlds, time_limit, samples,
+                       rngs[c]) for c, part in enumerate(parts)]
+    answers = [a for out in ex.map(solve_chunk, tasks) for a in out]
+    # the order of reduce_blocks_tagged over all blocks: groups of the same releases in order of first
+    # appearance, then block position, then each block's own order (kept by the stable sort)
+    rank: dict = {}
+    for b in blocks:
+        rank.setdefault(b.releases, len(rank))
+    return sorted(answers, key=lambda a: (rank[blocks[a[0]].releases], a[0]))

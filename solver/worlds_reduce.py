@@ -40,7 +40,7 @@ from multirelease.errors import InputError
 from .matching import matchable_edges
 from .worlds import Block, WorldsProblem
 
-__all__ = ["SubBlock", "reduce_block", "reduce_blocks", "edge_values"]
+__all__ = ["SubBlock", "reduce_block", "reduce_blocks", "reduce_blocks_tagged", "edge_values"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,20 +179,34 @@ def reduce_blocks(problem: WorldsProblem, blocks: list[Block]) -> list[SubBlock]
     disjoint union (one max-flow and one strongly-connected-components pass per release and round for all of
     them: the flows and components of a disjoint union are those of its parts).  Sub-blocks come out in
     the order of the blocks.  On a block without a world, the error names that block."""
+    return [sub for _, sub in reduce_blocks_tagged(problem, blocks)]
+
+
+def reduce_blocks_tagged(problem: WorldsProblem, blocks: list[Block]) -> list[tuple[int, SubBlock]]:
+    """:func:`reduce_blocks`, each sub-block with the position in ``blocks`` of the block it was split from.
+
+    Order: the groups of blocks spanning the same releases in order of first appearance, then the blocks of
+    a group in order, then each block's sub-blocks in order of their first type - the order of
+    :func:`reduce_block` block by block, whichever blocks are pruned together (the greatest fixpoint of the
+    pruning of a disjoint union is the union of its parts' fixpoints, and :func:`_split` keeps the union's
+    type, group and edge order inside every component)."""
     by_rel: dict = {}
-    for b in blocks:
-        by_rel.setdefault(b.releases, []).append(b)
+    for pos, b in enumerate(blocks):
+        by_rel.setdefault(b.releases, []).append(pos)
     out = []
     for rel, group in by_rel.items():
         if len(group) == 1:
-            out.extend(reduce_block(problem, group[0]))
+            out.extend((group[0], sub) for sub in reduce_block(problem, blocks[group[0]]))
             continue
         try:
-            out.extend(reduce_block(problem, _union(rel, group)))
+            subs = reduce_block(problem, _union(rel, [blocks[p] for p in group]))
         except InputError:
-            for b in group:  # the block to blame
-                reduce_block(problem, b)
+            for p in group:  # the block to blame
+                reduce_block(problem, blocks[p])
             raise
+        # the members of the blocks of one group are disjoint: a type's first member names its block
+        owner = {int(m[0]): p for p in group for m in blocks[p].members}
+        out.extend((owner[int(sub.block.members[0][0])], sub) for sub in subs)
     return out
 
 

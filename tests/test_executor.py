@@ -1,6 +1,7 @@
 """Executors (issue 16, item 3): the correspondence attack's components solved in this process, in local worker
 processes, or on a Dask cluster (a ``dask.distributed.LocalCluster`` stands for a real one) give the same
-report, byte for byte; ``--targets-file`` writes every target row the report leaves out."""
+report, byte for byte; so do the possible-worlds attack's blocks and the joint update-graph attack's
+components; ``--targets-file`` writes every target row the report leaves out."""
 from __future__ import annotations
 
 import importlib.util
@@ -14,7 +15,7 @@ import yaml
 from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.report import build_report, dumps
-from solver import flows
+from solver import flows, update_worlds, worlds_component
 from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor, use_executor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,3 +141,113 @@ def test_targets_file_holds_every_row(tmp_path):
             assert min(r[fam]["anonymity"] for r in report["targets"] if fam in r) == report["summary"][metric]
     bad = main(["run", str(path), "--targets-file", str(tmp_path / "rows.txt")])
     assert bad == 2 and not (tmp_path / "rows.txt").exists()
+
+
+def _worlds_and_updates(tmp_path: Path) -> Path:
+    """A stream of Adult records (3 releases, naive 3-diverse publisher, occupation updated along a window
+    model): the possible-worlds attack (free values: one block per anonymized group and release) and the joint
+    update-graph attack (CP-SAT per component of records and groups) both have many components."""
+    adult = ROOT.parent / "shared" / "data" / "adult"
+    quasi = ("sex", "age", "marital-status", "education")
+    attrs = {a: {"role": "quasi", "hierarchy": {"file": str(adult / f"adult_hierarchy_{a}.csv")}} for a in quasi}
+    attrs["occupation"] = {"role": "sensitive", "hierarchy": {"file": str(adult / "adult_hierarchy_occupation.csv")}}
+    for a in ("race", "native-country", "workclass", "salary-class"):
+        attrs[a] = {"role": "insensitive"}
+    release = {"publisher": "naive", "l": 3, "attributes": [*quasi, "occupation"]}
+    doc = {"name": "components", "seed": 7, "schema": {"attributes": attrs},
+           "data": {"file": str(adult / "adult.csv"), "separator": ";", "limit": 1000},
+           "transitions": {"diameter": 5, "shape": "window"},
+           "dynamics": {"stream": {"initial": 120, "delete": 12, "insert": 24, "sensitive": 24,
+                                   "qi": {"age": {"grow": 1}}}},
+           "releases": [release] * 3,
+           "adversary": {"quasi_identifiers": "all", "presence": True, "sensitive": "free"},
+           "attacks": [{"possible_worlds": {}},
+                       {"update_graph": {"linkage": "population", "joint": True, "time_limit": 60}}]}
+    path = tmp_path / "components.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_worlds_and_update_graph_components_on_every_executor(tmp_path, monkeypatch):
+    """The possible-worlds blocks and the joint update-graph components, one chunk in this process (the
+    single-process computation), many chunks in this process, in two local worker processes (forced), and on
+    a Dask LocalCluster of two workers: the same report byte for byte, exact, with several components."""
+    distributed = pytest.importorskip("dask.distributed")
+    from solver.executor import DaskExecutor
+
+    path = _worlds_and_updates(tmp_path)
+    single = _report(path, InlineExecutor())
+    doc = json.loads(single)["attacks"]
+    assert doc["possible_worlds"]["exact"] is True and doc["update_graph"]["exact"] is True
+    assert doc["possible_worlds"]["summary"]["blocks"] >= 20
+    assert doc["update_graph"]["worst"]["joint"]["solver"]["components"] >= 5
+    assert doc["update_graph"]["summary"]["joint_extra"] > 0  # the joint attack finds more than the SUG
+    # many chunks: a few blocks / components per task
+    monkeypatch.setattr(worlds_component, "_CHUNK_WORK", 40)
+    monkeypatch.setattr(update_worlds, "_CHUNK_WORK", 60)
+    assert _report(path, InlineExecutor()) == single
+    monkeypatch.setattr(worlds_component, "_PARALLEL_WORK", 0)
+    monkeypatch.setattr(update_worlds, "_PARALLEL_WORK", 0)
+    assert _report(path, LocalExecutor(2)) == single
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        ex = DaskExecutor(client=client)
+        seen: dict = {}
+        real = ex.map
+        ex.map = lambda fn, tasks: seen.setdefault(fn.__name__, []).append(len(tasks)) or real(fn, tasks)
+        assert _report(path, ex) == single
+        assert max(seen["solve_chunk"]) >= 2 and max(seen["solve_update_chunk"]) >= 2
+
+
+def _sampled_problem():
+    """Three independent chains of 8 records (age windows of three around each record's own, within its
+    chain): three blocks, each counted beyond a budget of one type-world (sampled)."""
+    import numpy as np
+
+    from multirelease.hierarchy import Hierarchy
+    from multirelease.release import Release
+    from multirelease.schema import Attribute, Schema
+    from multirelease.sequence import Adversary, ReleaseSequence
+    from multirelease.table import Table
+    from solver.worlds import build_problem
+
+    schema = Schema((Attribute("age", "quasi", Hierarchy.numeric("age", 0, 23)),
+                     Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["a", "b", "c"]))))
+    frame = pd.DataFrame({"age": [str(x) for x in range(24)], "disease": list("aabbccab") * 3},
+                         index=pd.Index([f"p{i}" for i in range(24)], name="id"), dtype=object)
+    start = [8 * (i // 8) for i in range(24)]
+    lo = np.array([[max(start[i], i - 1)] for i in range(24)], dtype=np.int32)
+    hi = np.array([[min(start[i] + 7, i + 1)] for i in range(24)], dtype=np.int32)
+    rel = Release(schema=schema, attributes=("age", "disease"), lo=lo, hi=hi,
+                  sensitive=frame["disease"].to_numpy(dtype=object))
+    seq = ReleaseSequence()
+    seq.append(rel, None, Table(schema, frame))
+    return build_problem(seq.view(Adversary(sensitive="persistent")))
+
+
+def test_worlds_chunks_keep_sampled_figures_executor_independent(monkeypatch):
+    """Blocks beyond the counting budget are sampled: with several chunks each chunk's sampler has its own
+    generator drawn from the caller's, so inline and worker-process runs give the same estimates and
+    intervals; linkability and the blocks' order are those of the single chunk."""
+    import numpy as np
+
+    from solver.counting import analyze
+
+    problem = _sampled_problem()
+    one = analyze(problem, max_type_worlds=1, samples=200)
+    assert len(one.blocks) == 3 and not one.all_exact
+    monkeypatch.setattr(worlds_component, "_CHUNK_WORK", 4)
+    with use_executor(InlineExecutor()):
+        inline = analyze(_sampled_problem(), max_type_worlds=1, samples=200)
+    monkeypatch.setattr(worlds_component, "_PARALLEL_WORK", 0)
+    seen = []
+    real = LocalExecutor.map
+    monkeypatch.setattr(LocalExecutor, "map", lambda self, fn, tasks: seen.append(len(tasks)) or real(self, fn, tasks))
+    with use_executor(LocalExecutor(2)):
+        local = analyze(_sampled_problem(), max_type_worlds=1, samples=200)
+    assert seen == [3]  # one task per block
+    for name in ("breach", "low", "high", "ci_low", "ci_high"):
+        assert np.array_equal(getattr(inline, name), getattr(local, name), equal_nan=True), name
+    assert np.array_equal(inline.linkable, local.linkable) and np.array_equal(one.linkable, inline.linkable)
+    assert [int(b.block.members[0][0]) for b in one.blocks] == [int(b.block.members[0][0]) for b in inline.blocks]
+    assert ((inline.low <= inline.breach + 1e-12) & (inline.breach <= inline.high + 1e-12)).all()

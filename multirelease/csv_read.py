@@ -1,0 +1,130 @@
+"""Reading a snapshot CSV fast (pyarrow) with exactly the semantics of pandas' reader, and Parquet snapshots.
+
+:func:`multirelease.table.read_table` reads a snapshot as text: ``pandas.read_csv(dtype=str,
+keep_default_na=False, skipinitialspace=True)``, records ``offset + 1 .. offset + limit`` after the header.
+At census scale pandas' default (C) reader is the bottleneck of loading (issue 16, item 3; measured on 1.1
+million rows of ``benchmarks/census.py``, 2 cores: 1.5 s against 0.4 s for pyarrow, and a Python callback per
+skipped line for an ``offset``).  :func:`read_csv_frame` parses with ``pyarrow.csv`` where the two readers
+provably agree, and hands the file to pandas otherwise, so that every table, and every refusal (exit 2, one
+line, :mod:`multirelease.errors`), is pandas' own:
+
+* the file holds no quote character (pandas' quoting interacts with ``skipinitialspace``) and no NUL byte,
+  does not start with a line break, and its separator is not a space or a tab;
+* the header decodes as UTF-8, has two fields or more, none of them empty and no two equal (pandas renames
+  those: ``Unnamed: 1``, ``a.1``);
+* pyarrow parses every line into exactly the header's fields, as UTF-8 text, one record per line (a ragged
+  line, a blank line - pandas skips those, also among the records an ``offset`` skips -, or bytes that are
+  not UTF-8, and pandas reads the file and words the refusal or the table).
+
+Every field is then text, never null (an empty field is ``""``), and loses its leading spaces (pandas'
+``skipinitialspace``: spaces only, tabs kept).  The frame has pandas' column types.
+
+``.parquet`` snapshots (:func:`read_parquet_frame`) are read with pyarrow, every column cast to text.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["read_csv_frame", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame"]
+
+
+def pandas_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.DataFrame:
+    """pandas' reader, the reference semantics (a callable ``skiprows``: ``range(1, offset + 1)`` would be
+    materialized, a MemoryError for an offset of 10**15)."""
+    return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
+                       skiprows=(lambda i: 0 < i <= offset) if offset else None, nrows=limit)
+
+
+def arrow_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.DataFrame | None:
+    """pyarrow's reader where it provably agrees with :func:`pandas_csv_frame` (module docstring), else
+    ``None`` (pyarrow not installed included)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+    except ImportError:
+        return None
+    if sep in " \t":
+        return None
+    data = path.read_bytes()
+    if b'"' in data or b"\x00" in data or data.startswith((b"\n", b"\r")):
+        return None
+    end = min((i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0), default=len(data))
+    try:
+        header = data[:end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    names = [n.lstrip(" ") for n in header.removeprefix("\ufeff").split(sep)]
+    if len(names) < 2 or "" in names or len(set(names)) != len(names):
+        return None
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pcsv.ReadOptions(column_names=names, skip_rows=1),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False, double_quote=False,
+                                            escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, null_values=[],
+                                                strings_can_be_null=False, check_utf8=True))
+    except (pa.ArrowInvalid, pa.ArrowException):
+        return None
+    # a blank line (pandas skips it, and does not count it in the offset; pyarrow skips it too): a line without
+    # a record.  The offset is taken after the count (pyarrow's skip_rows_after_names counts blank lines)
+    crlf = data.count(b"\r\n") if b"\r" in data else 0
+    lines = data.count(b"\n") + data.count(b"\r") - crlf + (not data.endswith((b"\n", b"\r")))
+    if table.num_rows != lines - 1:
+        return None
+    table = table.slice(offset, limit) if limit is not None else table.slice(offset)
+    table = pa.table([pc.utf8_ltrim(c, characters=" ") if pc.any(pc.starts_with(c, " ")).as_py() else c
+                      for c in table.columns], names=names)
+    return _frame(table)
+
+
+def _frame(table) -> pd.DataFrame:
+    """A pyarrow table of text columns as pandas' text frame (read_csv's ``dtype=str``), without a detour
+    through Python strings where pandas keeps its text in pyarrow."""
+    import pyarrow as pa
+
+    text = pd.Series([""], dtype=str).dtype
+    if isinstance(text, pd.StringDtype) and text.storage == "pyarrow":
+        return table.to_pandas(types_mapper={pa.string(): text}.get)
+    return table.to_pandas().astype(text)
+
+
+def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:
+    """The snapshot's records as text (module docstring): pyarrow where it agrees with pandas, else pandas
+    (whose exceptions the caller words)."""
+    frame = arrow_csv_frame(path, sep, offset, limit)
+    return frame if frame is not None else pandas_csv_frame(path, sep, offset, limit)
+
+
+def read_parquet_frame(path: Path, offset: int = 0, limit: int | None = None, *, source: str | None = None
+                       ) -> pd.DataFrame:
+    """A ``.parquet`` snapshot's records ``offset + 1 .. offset + limit`` with every value as text (numbers
+    as pyarrow writes them, nulls as ``""``).  Refused (:class:`InputError`) when pyarrow is missing or the
+    file is not Parquet."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow: pip install pyarrow", file=str(path)) from None
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"cannot read Parquet ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})",
+                         file=str(path)) from None
+    table = table.slice(offset, limit) if limit is not None else table.slice(offset)
+    names = [str(n) for n in table.column_names]
+    if len(set(names)) != len(names):
+        raise InputError("the columns' names are not distinct", file=str(path))
+    cols = []
+    for col in table.columns:
+        try:
+            text = col.cast(pa.string())
+        except (pa.ArrowException, NotImplementedError):
+            raise InputError(f"column '{names[len(cols)]}' is not text or numbers", file=str(path)) from None
+        cols.append(text.fill_null("") if text.null_count else text)
+    return _frame(pa.table(cols, names=names))
