@@ -4,13 +4,14 @@ buckets of Algorithm 2 and their intersection plans."""
 from __future__ import annotations
 
 import functools
-from typing import Mapping, Sequence
+import itertools
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 __all__ = ["allowed_masks", "counterfeit_values", "random_counterfeit_values", "edge_colouring", "Bucket",
-           "intersection_plan", "bits"]
+           "intersection_plan", "intersection_key", "intersection_keys", "bits", "union_of"]
 
 
 def _bits_loop(mask: int) -> tuple[int, ...]:
@@ -26,6 +27,14 @@ def _bits_loop(mask: int) -> tuple[int, ...]:
 
 # the set bits of every mask of up to 16 values, computed once (the bucket loops ask millions of times)
 _BITS_TABLE: tuple[tuple[int, ...], ...] = tuple(_bits_loop(m) for m in range(1 << 16))
+
+
+def union_of(masks: Iterable[int]) -> int:
+    """The union (bitwise or) of bitmasks."""
+    out = 0
+    for x in masks:
+        out |= x
+    return out
 
 
 def bits(mask: int) -> tuple[int, ...]:
@@ -58,7 +67,42 @@ def allowed_masks(entries: tuple[int, ...]) -> tuple[int, ...]:
     some matching saturating every entry.  A row outside them can never be completed to a legal group, whatever
     the counterfeits (e.g. entries ``{a}, {a, b}``: the first entry always takes ``a``, so a row ``a`` of the
     second is stuck); conversely rows on such edges are always balanceable with enough counterfeits.  All zero
-    when the entries have no system of distinct representatives (e.g. the intersection ``{a}, {a}``)."""
+    when the entries have no system of distinct representatives (e.g. the intersection ``{a}, {a}``).
+
+    By Hall's theorem, ``(e, v)`` is such an edge iff ``v`` is in ``e``'s CUS and the other entries keep a system
+    of distinct representatives without ``v``: no set ``S`` of them has ``|N(S)| < |S|`` (deficient) and none
+    with ``|N(S)| = |S|`` (tight) has ``v`` in ``N(S)``.  So one pass over the subsets (``2^k``, their unions by
+    the lowest bit) gives every entry's mask: its CUS minus the unions of the tight subsets without it, zero
+    when a deficient one is without it.  Larger buckets (``k > 12``) use one matching per edge
+    (:func:`_allowed_by_matchings`, the same edges)."""
+    k = len(entries)
+    if k > 12:
+        return _allowed_by_matchings(entries)
+    union = [0] * (1 << k)
+    special = []  # (subset, its union, deficient) for the tight and deficient subsets
+    for S in range(1, 1 << k):
+        low = S & -S
+        u = union[S ^ low] | entries[low.bit_length() - 1]
+        union[S] = u
+        c, s = u.bit_count(), S.bit_count()
+        if c <= s:
+            special.append((S, u, c < s))
+    out = []
+    for ei, e in enumerate(entries):
+        bit = 1 << ei
+        forbidden = 0
+        for S, u, deficient in special:
+            if not S & bit:
+                if deficient:
+                    forbidden = -1
+                    break
+                forbidden |= u
+        out.append(e & ~forbidden)
+    return tuple(out)
+
+
+def _allowed_by_matchings(entries: Sequence[int]) -> tuple[int, ...]:
+    """:func:`allowed_masks` by one saturating matching per edge (the definition itself)."""
     out = []
     for ei, e in enumerate(entries):
         mask = 0
@@ -240,6 +284,88 @@ class Bucket:
             area *= (hi - lo + 1) * w
         self.area = area
         self.n += 1
+
+
+# the one-to-one maps of up to 6 CUS, enumerated once (intersection_key)
+_PERMUTATIONS = {n: tuple(itertools.permutations(range(n))) for n in range(1, 7)}
+
+
+def intersection_key(a: tuple, b: tuple) -> tuple | None:
+    """``tuple(sorted(intersection_plan(a, b)))`` (the bucket a plan makes), or ``None`` when ``a`` and ``b``
+    are not intersectable.  Up to 6 CUS, every one-to-one map is scored (``|x & y| / |x | y|`` summed over
+    non-empty intersections): the best map's intersections are the answer when every map within ``1e-7`` of it
+    gives the same multiset (the assignment solver's optimum, exact up to rounding far below ``1e-7``, is one
+    of those maps, so it gives that multiset too); otherwise, and for larger signatures, the assignment solver
+    decides (:func:`intersection_plan`)."""
+    n = len(a)
+    perms = _PERMUTATIONS.get(n)
+    if perms is None or len(b) != n:
+        plan = intersection_plan(a, b)
+        return None if plan is None else tuple(sorted(plan))
+    share = [[_share(x, y) for y in b] for x in a]
+    scored = []
+    for p in perms:
+        total = 0.0
+        for i in range(n):
+            s = share[i][p[i]]
+            if s < 0.0:
+                break
+            total += s
+        else:
+            scored.append((total, p))
+    if not scored:
+        return None
+    top = max(t for t, _ in scored)
+    keys = {tuple(sorted(a[i] & b[p[i]] for i in range(n))) for t, p in scored if t >= top - 1e-7}
+    if len(keys) == 1:
+        return keys.pop()
+    plan = intersection_plan(a, b)
+    return None if plan is None else tuple(sorted(plan))
+
+
+def intersection_keys(group: Sequence[tuple]) -> list[tuple | None]:
+    """:func:`intersection_key` of every pair ``(group[i], group[j])``, ``i < j``, in that order (signatures of
+    one size), over arrays: the shares of all pairs and maps at once, the same rule (the multiset of the best
+    map when every map within ``1e-7`` of it agrees, else the assignment solver)."""
+    G = len(group)
+    if G < 2:
+        return []
+    n = len(group[0])
+    perms = _PERMUTATIONS.get(n)
+    if perms is None or max(max(k) for k in group) >= 1 << 62:
+        return [intersection_key(group[i], group[j]) for i in range(G) for j in range(i + 1, G)]
+    M = np.asarray(group, dtype=np.int64)
+    P = np.asarray(perms, dtype=np.int64)  # (maps, n)
+    ia, ib = np.triu_indices(G, 1)
+    out: list[tuple | None] = []
+    step = max(1, 2_000_000 // (len(P) * n * n))
+    rows = np.arange(n)
+    for s in range(0, len(ia), step):
+        a, b = M[ia[s:s + step]], M[ib[s:s + step]]
+        inter = a[:, :, None] & b[:, None, :]  # (pairs, n, n)
+        union = a[:, :, None] | b[:, None, :]
+        share = np.where(inter != 0, np.bitwise_count(inter) / np.maximum(np.bitwise_count(union), 1), -np.inf)
+        total = share[:, rows, P].sum(axis=2)  # (pairs, maps): -inf for a map with an empty intersection
+        top = total.max(axis=1)
+        best = total.argmax(axis=1)
+        near = (total >= top[:, None] - 1e-7).sum(axis=1)  # maps within 1e-7 of the best (the best included)
+        best_key = np.sort(inter[np.arange(len(a))[:, None], rows, P[best]], axis=1)
+        for p, (found, alone, key) in enumerate(zip((top > -np.inf).tolist(), (near == 1).tolist(),
+                                                    best_key.tolist())):
+            if not found:
+                out.append(None)
+            elif alone:
+                out.append(tuple(key))
+            else:  # other maps as good: do they give the same multiset?
+                out.append(intersection_key(group[int(ia[s + p])], group[int(ib[s + p])]))
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _share(x: int, y: int) -> float:
+    """The share ``|x & y| / |x | y|`` of two CUS bitmasks, -1 when they do not intersect."""
+    inter = x & y
+    return inter.bit_count() / (x | y).bit_count() if inter else -1.0
 
 
 def intersection_plan(a: tuple, b: tuple) -> list[int] | None:

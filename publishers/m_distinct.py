@@ -70,11 +70,11 @@ from multirelease.table import Table
 from multirelease.transitions import TransitionModel, load_transitions
 
 from .base import PublisherBase, PublishResult
+from ._m_assign import assign_new, assign_old
 from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_distinct_parts import (Bucket, allowed_masks, bits, edge_colouring, intersection_plan,
-                                random_counterfeit_values)
-from ._m_guarantee import (PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique,
-                           is_legal_instance, refuse)
+from ._m_distinct_parts import (Bucket, allowed_masks, edge_colouring, intersection_keys, random_counterfeit_values,
+                                union_of)
+from ._m_guarantee import PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique, refuse
 from .m_invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
 
 __all__ = ["MDistinct", "MDistinctStar", "edge_colouring"]
@@ -244,13 +244,13 @@ class MDistinct(PublisherBase):
         for k in keys:
             by_len.setdefault(len(k), []).append(k)
         for n_e, group in by_len.items():
+            plans = iter(intersection_keys(group))  # per pair in this order: the bucket of the best plan, or None
             for a_i in range(len(group)):
                 for b_i in range(a_i + 1, len(group)):
                     A, B = group[a_i], group[b_i]
-                    plan = intersection_plan(A, B)
-                    if plan is None:
+                    nk = next(plans)
+                    if nk is None:
                         continue
-                    nk = tuple(sorted(plan))
                     if not any(allowed_of(nk)):  # no legal QI-group can be cut from it (e.g. {a}, {a})
                         continue
                     if nk in buckets:
@@ -262,65 +262,22 @@ class MDistinct(PublisherBase):
                     derived[A].append(nk)
                     derived[B].append(nk)
 
-        # ---- phase 2: assignment (Algorithm 3), old records by increasing CNT_buc
-        def fits(b: Bucket, v: int) -> bool:
-            return any(a >> v & 1 for a in b.allowed)
-
-        cnt = {r: [k for k in derived[own[r]] if fits(buckets[k], int(vals[r]))] for r in own}
-        order = sorted(own, key=lambda r: (len(cnt[r]), r))
-        # Per bucket, an entry's score is 1 / lambda when epsilon = 1 (the value and the entry both below delta)
-        # and -lambda otherwise; the bucket's best entry is the first of fewest rows among those allowing the
-        # value (a row-count below delta is exactly epsilon = 1 there), and the first best bucket wins.
-        entries_of = {}  # (bucket key, value) -> the entries whose allowed values hold it, in entry order
-        for r in order:
+        # ---- phase 2: assignment (Algorithm 3, :mod:`publishers._m_assign`), old records by increasing CNT_buc;
+        # records of the same USS and value fit the same buckets (their candidate list is shared)
+        fitting: dict[tuple, list[tuple]] = {}
+        candidates: dict[int, list[tuple]] = {}
+        takes = {k: union_of(b.allowed) for k, b in buckets.items()}  # the values some entry of a bucket allows
+        for r, key in own.items():
             v = int(vals[r])
-            point = points[r]
-            best = None  # (score, key, entry)
-            for k in cnt[r]:
-                b = buckets[k]
-                eis = entries_of.get((k, v))
-                if eis is None:
-                    eis = entries_of[(k, v)] = [ei for ei, a in enumerate(b.allowed) if a >> v & 1]
-                rows = b.rows
-                ei = min(eis, key=lambda e: len(rows[e]))  # first of fewest rows
-                d = b.d
-                lam = b.lam(point, inv_spans)
-                score = (1.0 / lam) if (b.freq.get(v, 0) < d and len(rows[ei]) < d) else -lam
-                if best is None or score > best[0] + 1e-12:
-                    best = (score, k, ei)
-            _, k, ei = best
-            buckets[k].add(ei, r, v, point, inv_spans)
-
+            c = fitting.get((key, v))
+            if c is None:
+                c = fitting[key, v] = [k for k in derived[key] if takes[k] >> v & 1]
+            candidates[r] = c
+        order = sorted(own, key=lambda r: (len(candidates[r]), r))
+        arrays = assign_old(order, candidates, buckets, vals, points, inv_spans, V)
         # new records fill gaps only (epsilon = 1), best lambda first
-        live = [b for b in buckets.values() if b.n]
-        slots: dict[int, list[tuple[Bucket, int]]] = {}
-        for b in live:  # only entries with a gap can take a new record with epsilon = 1
-            for ei, a in enumerate(b.allowed):
-                if len(b.rows[ei]) < b.d:
-                    for v in bits(a):
-                        if b.freq.get(v, 0) < b.d:
-                            slots.setdefault(v, []).append((b, ei))
-        leftover: list[int] = []
-        for r in (rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else []):
-            r = int(r)
-            v = int(vals[r])
-            best = None
-            cand = slots.get(v, [])
-            alive = []
-            for b, ei in cand:
-                d = b.d
-                if len(b.rows[ei]) >= d or b.freq.get(v, 0) >= d:
-                    continue
-                alive.append((b, ei))
-                lam = b.lam(points[r], inv_spans)
-                if best is None or lam < best[0] - 1e-12:
-                    best = (lam, b, ei)
-            if len(alive) < len(cand):
-                slots[v] = alive
-            if best is None:
-                leftover.append(r)
-            else:
-                best[1].add(best[2], r, v, points[r], inv_spans)
+        leftover = assign_new(arrays, rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else [],
+                              vals, points)
 
         # balancing: counterfeits fill every entry to delta, their values (each in its entry's CUS) chosen by a
         # max-flow so that no value exceeds delta; delta grows only when no such choice exists (every row is on
@@ -419,14 +376,15 @@ class MDistinct(PublisherBase):
         return groups, uids, {"cohorts_continued": len(co.groups), "evicted": len(co.evicted),
                               "new_records_grouped": int(len(rest))}
 
-    def _legal_group(self, r: int, prev: PrivateRows, ids, ctx) -> GroupSpec:
+    def _legal_group(self, r: int, prev: PrivateRows, ids, ctx, maps: tuple | None = None) -> GroupSpec:
         """A QI-group for record ``r`` alone that is a legal update instance of its previous USS (Definition 14):
         one value per candidate update set of its previous group, ``r``'s value in one of them, counterfeits
         (distinct values, chosen by max-flow) in the others.  Refuses when no such group exists (the record's
         update is outside the public update model)."""
         vals, V, rng, cus = ctx["vals"], ctx["V"], ctx["rng"], ctx["cus"]
         pid = ids[r]
-        before = prev.group_values()[prev.group_of()[pid]]
+        group_of, group_values = maps or (prev.group_of(), prev.group_values())
+        before = group_values[group_of[pid]]
         # the values are relabelled at random for the max-flow (random_counterfeit_values), whose search order
         # would otherwise give the counterfeits the same few values (a frequency tell)
         entries = [cus[int(self.model.index(w))] for w in before]
@@ -450,25 +408,37 @@ class MDistinct(PublisherBase):
         of its own (:meth:`_legal_group`).  Returns the groups and the number of records moved."""
         if prev is None:
             return groups, 0
-        model, vals = self.model, ctx["vals"]
+        cus = ctx["cus"]
+        vindex = {w: i for i, w in enumerate(self.model.values)}
         prev_group, prev_values = prev.group_of(), prev.group_values()
+        signature: dict[int, tuple | None] = {}  # previous group -> (size, union of its CUS, its CUS), None if unknown
+
+        def uss(g: int) -> tuple | None:
+            if g not in signature:
+                idx = [vindex.get(w, -1) for w in prev_values[g]]
+                sets = [cus[i] for i in idx if i >= 0]
+                signature[g] = (len(idx), union_of(sets), sets) if len(sets) == len(idx) else None
+            return signature[g]
+
         moved: list[int] = []
         out = []
         for spec in groups:
-            names = [model.values[v] for _, v in spec]
             spec = list(spec)
+            here = union_of(1 << v for _, v in spec)
             legal: dict[int, bool] = {}  # previous group -> is this group a legal instance of its USS
             for k, (r, v) in enumerate(spec):
                 g = prev_group.get(ids[r]) if r >= 0 else None
                 if g is None:
                     continue
-                if g not in legal:
-                    legal[g] = is_legal_instance(names, prev_values[g], model)
+                if g not in legal:  # Definition 14 on bitmasks (is_legal_instance): as many values as CUS,
+                    sig = uss(g)  # every value in some CUS, every CUS holding some value
+                    legal[g] = sig is not None and len(spec) == sig[0] and not here & ~sig[1] and all(
+                        c & here for c in sig[2])
                 if not legal[g]:
                     spec[k] = (-1, v)
                     moved.append(r)
             out.append(spec)
-        out += [self._legal_group(r, prev, ids, ctx) for r in moved]
+        out += [self._legal_group(r, prev, ids, ctx, (prev_group, prev_values)) for r in moved]
         return out, len(moved)
 
     # ------------------------------------------------------------------ helpers
