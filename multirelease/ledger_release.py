@@ -131,10 +131,24 @@ def derive_changes(old: Table | None, new: Table) -> dict[str, int]:
     """Insertions, deletions and updates (a record whose values differ) by identifier."""
     if old is None:
         return {"inserted": len(new), "deleted": 0, "updated": 0}
+    import numpy as np
+    import pandas as pd
+
     a, b = old.frame, new.frame
     common = a.index.intersection(b.index)
-    cols = [c for c in b.columns if c in a.columns]
-    diff = (a.loc[common, cols].astype(str).to_numpy() != b.loc[common, cols].astype(str).to_numpy()).any(axis=1)
+    ia, ib = a.index.get_indexer(common), b.index.get_indexer(common)
+    diff = np.zeros(len(common), dtype=bool)
+    for c in (c for c in b.columns if c in a.columns):  # column by column, as text
+        x, y = a[c], b[c]
+        try:  # equal typed values are equal texts; the others (and missing values) compared as text below
+            ne = pd.array(x.array.take(ia) != y.array.take(ib)).to_numpy(dtype=bool, na_value=True)
+        except (TypeError, ValueError, AttributeError):
+            ne = np.ones(len(common), dtype=bool)
+        at = np.flatnonzero(ne)
+        if len(at):
+            ne[at] = pd.Series(x.to_numpy(dtype=object)[ia[at]]).astype(str).to_numpy() != \
+                pd.Series(y.to_numpy(dtype=object)[ib[at]]).astype(str).to_numpy()
+        diff |= ne
     return {"inserted": int(len(b.index.difference(a.index))), "deleted": int(len(a.index.difference(b.index))),
             "updated": int(diff.sum())}
 

@@ -1,7 +1,10 @@
 """The state of BPG (Barbosa, Pinto, Gomes, CIKM 2012, section 6): the paper's *table of neighbourhoods*,
 kept in an SQLite database so that release ``n + 1`` can be made by another process.
 
-* every record ever seen has a row in ``records`` (its stable ``uid``, its stored values);
+* every record ever seen is in the part of ``records`` of the release that first stored it (its stable
+  ``uid``, its stored values): one row per release holding the columns of its new records as packed arrays,
+  and the keys of the records whose new versions it stored (no longer current), so that a release reads the
+  records with one vectorized decode per release instead of one Python row per record;
 * every release has a row in ``published``: which record each published row is and its group id, so that the
   releases as published (uids, classes, sensitive values) can be re-read for BPG's own check (the
   all-release intersection attack, :meth:`publishers.bpg.BPG._check`);
@@ -46,14 +49,15 @@ from multirelease.principles import Principle
 __all__ = ["Store", "Stores", "STORES", "Mirror", "Update", "Joined", "SCHEMA_VERSION", "SEP", "read_state",
            "check_invariant", "clear_cache", "new_uids", "join_columns", "refine_blocks"]
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: records packed per release (3: one row per record)
 #: the separator of a record's stored raw values (``records.vals``)
 SEP = "\x1f"
 
 #: the tables, made in the first release's transaction (a first release that fails leaves no half-made store).
 #: A record's quasi-identifiers are stored once, as leaf codes (``codes``), and its sensitive value once
 #: (``sensitive``): ``vals`` holds only the raw values the release cannot make from those (the publisher's
-#: ``vals_columns``; on Adult, none), which the release of a dirty record or a counterfeit reads back
+#: ``vals_columns``; on Adult, none), which the release of a dirty record or a counterfeit reads back.
+#: ``records`` is append-only: a release adds one row (its new records, and the keys it supersedes)
 _DDL = ("""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""", """
 CREATE TABLE neighbourhoods (
@@ -65,23 +69,23 @@ CREATE TABLE neighbourhoods (
     members BLOB NOT NULL        -- the keys of its records (int64, little-endian): the paper's foreign key
 )""", """
 CREATE TABLE records (
-    key INTEGER PRIMARY KEY,
-    rid TEXT,                    -- the identifier (NULL for a counterfeit)
-    version INTEGER NOT NULL,
-    uid TEXT NOT NULL,           -- unique (see new_uids)
-    current INTEGER NOT NULL,    -- 1 for the latest version of an identifier
-    counterfeit INTEGER NOT NULL,
-    sensitive TEXT NOT NULL,     -- the composite sensitive value
-    codes BLOB NOT NULL,         -- leaf codes of the published quasi-identifiers (int32, little-endian)
-    vals TEXT NOT NULL           -- raw values of the attributes listed in meta 'vals_columns', joined by U+001F
+    release INTEGER PRIMARY KEY, -- the release that first stored these records (from 1)
+    keys BLOB NOT NULL,          -- their keys, ascending (int64, little-endian)
+    version BLOB NOT NULL,       -- their versions (int64)
+    current BLOB NOT NULL,       -- 1 for the latest version of an identifier when stored (uint8)
+    counterfeit BLOB NOT NULL,   -- 1 for a counterfeit (uint8)
+    codes BLOB NOT NULL,         -- leaf codes of the published quasi-identifiers, row after row (int32)
+    rid BLOB NOT NULL,           -- the identifiers (texts, see _pack_texts; none for a counterfeit)
+    uid BLOB NOT NULL,           -- unique (see new_uids; texts)
+    sensitive BLOB NOT NULL,     -- the composite sensitive values (texts)
+    vals BLOB NOT NULL,          -- raw values of the attributes listed in meta 'vals_columns', joined by U+001F
+    superseded BLOB NOT NULL     -- keys of earlier records a new version stored here replaces (int64)
 )""", """
 CREATE TABLE published (
     release INTEGER PRIMARY KEY, -- from 1
     keys BLOB NOT NULL,          -- the record of every published row, in file order (int64, little-endian)
     grp BLOB NOT NULL            -- the published group id of every row (int64, little-endian)
 )""")
-#: rows per INSERT statement of a bulk insert (at most 9 parameters a row, far below SQLite's limit)
-_BATCH = 100
 
 
 def _connect(path: Path, *, new: bool = False) -> sqlite3.Connection:
@@ -181,36 +185,105 @@ def refine_blocks(block: np.ndarray, cls: np.ndarray) -> np.ndarray:
     return pd.factorize(key)[0][1:].astype(np.int64)
 
 
+def _pack_texts(values) -> bytes:
+    """Texts (``None`` allowed) as one blob, split again by :func:`_unpack_texts` with one ``str.split``: a
+    mark, their count and the positions of the ``None`` ones (int64), then the others joined by NUL as one
+    UTF-8 text; texts that hold a NUL are stored with their lengths instead (mark ``L``)."""
+    values = [None if v is None else str(v) for v in values]
+    none = np.fromiter((i for i, v in enumerate(values) if v is None), dtype="<i8")
+    texts = [v for v in values if v is not None]
+    head = np.array([len(values), len(none)], dtype="<i8").tobytes() + none.tobytes()
+    joined = "\0".join(texts)
+    if joined.count("\0") == max(len(texts) - 1, 0):
+        return b"N" + head + joined.encode("utf-8")
+    lengths = np.fromiter(map(len, texts), dtype="<i8", count=len(texts))
+    return b"L" + head + lengths.tobytes() + "".join(texts).encode("utf-8")
+
+
+def _unpack_texts(blob: bytes) -> list:
+    blob = bytes(blob)
+    n, n_none = (int(x) for x in np.frombuffer(blob, dtype="<i8", count=2, offset=1))
+    none = np.frombuffer(blob, dtype="<i8", count=n_none, offset=17).tolist()
+    at = 17 + 8 * n_none
+    if blob[:1] == b"N":
+        texts = blob[at:].decode("utf-8").split("\0") if n > n_none else []
+    else:
+        lengths = np.frombuffer(blob, dtype="<i8", count=n - n_none, offset=at)
+        text = blob[at + 8 * (n - n_none):].decode("utf-8")
+        ends = np.cumsum(lengths).tolist()
+        texts = [text[e - k:e] for e, k in zip(ends, lengths.tolist())]
+    for i in none:  # ascending: each None goes back to its place
+        texts.insert(i, None)
+    return texts
+
+
+def _positions(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The positions of ``wanted`` keys among the ascending ``keys`` (keys are handed out one after another, so
+    usually an offset)."""
+    if len(keys) and int(keys[-1]) - int(keys[0]) == len(keys) - 1:
+        return np.asarray(wanted, dtype=np.int64) - int(keys[0])
+    return np.searchsorted(keys, wanted)
+
+
+def _ints(blob: bytes, dtype: str) -> np.ndarray:
+    return np.frombuffer(blob, dtype=dtype).astype(np.int64)
+
+
+def _read_records(con: sqlite3.Connection) -> dict:
+    """Every stored record, in key order, as columns: one decode per release part (table ``records``)."""
+    try:
+        parts = con.execute("SELECT keys, version, current, counterfeit, codes, rid, uid, sensitive, vals, "
+                            "superseded FROM records ORDER BY release").fetchall()
+    except sqlite3.OperationalError:  # the one-row-per-record table of an older format
+        raise InputError(f"the BPG database was written in an older format (its schema_version is not "
+                         f"{SCHEMA_VERSION}): start a new sequence") from None
+    cols = list(zip(*parts)) if parts else [()] * 10
+    key = np.concatenate([_ints(b, "<i8") for b in cols[0]]) if parts else np.zeros(0, np.int64)
+    version = np.concatenate([_ints(b, "<i8") for b in cols[1]]) if parts else np.zeros(0, np.int64)
+    current = np.concatenate([np.frombuffer(b, dtype=np.uint8) for b in cols[2]]).astype(bool) if parts \
+        else np.zeros(0, bool)
+    fake = np.concatenate([np.frombuffer(b, dtype=np.uint8) for b in cols[3]]).astype(bool) if parts \
+        else np.zeros(0, bool)
+    codes = np.frombuffer(b"".join(cols[4]), dtype="<i4").astype(np.int32)
+    texts = [list(itertools.chain.from_iterable(map(_unpack_texts, c))) for c in cols[5:9]]
+    superseded = np.concatenate([_ints(b, "<i8") for b in cols[9]]) if parts else np.zeros(0, np.int64)
+    order = None if len(key) < 2 or (np.diff(key) > 0).all() else np.argsort(key, kind="stable")
+    if order is not None:  # keys are assigned in increasing order: only a hand-made file needs this
+        q = len(codes) // len(key)
+        key, version, current, fake = key[order], version[order], current[order], fake[order]
+        codes = codes.reshape(-1, q)[order].reshape(-1)
+        texts = [[t[i] for i in order.tolist()] for t in texts]
+    current[_positions(key, superseded)] = False
+    rid, uid, sens, vals = (np.asarray(t, dtype=object) for t in texts)
+    return {"key": key, "rid": rid, "version": version, "uid": uid, "current": current, "counterfeit": fake,
+            "sensitive": sens, "codes": codes, "vals": vals}
+
+
 def _load(con: sqlite3.Connection) -> Mirror:
     """The whole database as a :class:`Mirror`."""
-    rows = con.execute("SELECT key, rid, version, uid, current, counterfeit, sensitive, codes, vals FROM records "
-                       "ORDER BY key").fetchall()
-    if rows:
-        key, rid, version, uid, cur, fake, sens, codes, vals = zip(*rows)
-    else:
-        key = rid = version = uid = cur = fake = sens = codes = vals = ()
-    keys = np.asarray(key, dtype=np.int64)
-    nbh = np.full(len(key), -1, dtype=np.int64)
+    r = _read_records(con)
+    keys = r["key"]
+    nbh = np.full(len(keys), -1, dtype=np.int64)
     nb = con.execute("SELECT id, releases, lo, hi, members FROM neighbourhoods").fetchall()
-    for i, _, _, _, blob in nb:
-        nbh[np.searchsorted(keys, np.frombuffer(blob, dtype="<i8"))] = int(i)
-    rid = np.asarray(rid, dtype=object)
-    current = np.asarray(cur, dtype=bool)
-    counterfeit = np.asarray(fake, dtype=bool)
-    uid = np.asarray(uid, dtype=object)
+    if nb:  # every neighbourhood's members at once
+        members = [np.frombuffer(blob, dtype="<i8") for *_, blob in nb]
+        ids = np.repeat(np.fromiter((int(x[0]) for x in nb), dtype=np.int64, count=len(nb)),
+                        [len(m) for m in members])
+        nbh[_positions(keys, np.concatenate(members))] = ids
+    rid, uid, current, counterfeit = r["rid"], r["uid"], r["current"], r["counterfeit"]
     live = np.flatnonzero(current & ~counterfeit)
     history = [(np.frombuffer(k, dtype="<i8").astype(np.int64), np.frombuffer(g, dtype="<i8").astype(np.int64))
                for k, g in con.execute("SELECT keys, grp FROM published ORDER BY release")]
     blocks = np.zeros(len(keys), dtype=np.int64)
     for k, g in history:
         cls = np.full(len(keys), -1, dtype=np.int64)
-        cls[np.searchsorted(keys, k)] = pd.factorize(g)[0]
+        cls[_positions(keys, k)] = pd.factorize(g)[0]
         blocks = refine_blocks(blocks, cls)
-    return Mirror(key=keys, rid=rid, version=np.asarray(version, dtype=np.int64), uid=uid, current=current,
-                  counterfeit=counterfeit, sensitive=np.asarray(sens, dtype=object), vals=Joined(vals),
-                  codes=np.frombuffer(b"".join(codes), dtype="<i4").astype(np.int32), nbh=nbh,
+    return Mirror(key=keys, rid=rid, version=r["version"], uid=uid, current=current,
+                  counterfeit=counterfeit, sensitive=r["sensitive"], vals=Joined(r["vals"]),
+                  codes=r["codes"], nbh=nbh,
                   rid_pos=dict(zip(rid[live].tolist(), live.tolist())), uid_set=set(uid.tolist()),
-                  nbh_releases={int(i): r for i, r, _, _, _ in nb},
+                  nbh_releases={int(i): rel for i, rel, _, _, _ in nb},
                   nbh_lo={int(i): json.loads(lo) for i, _, lo, _, _ in nb},
                   nbh_hi={int(i): json.loads(hi) for i, _, _, hi, _ in nb},
                   history=history, blocks=blocks)
@@ -244,45 +317,18 @@ def _json_ints(values: list[int]) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
 
-def _insert(con: sqlite3.Connection, table: str, row: str, rows, count: int) -> None:
-    """Insert ``count`` rows (an iterator of tuples) into ``table``; ``row`` is one row's ``VALUES`` term,
-    ``"(?, ?, 1, ...)"``.  A bulk insert (the first release stores every record at once) puts :data:`_BATCH` rows
-    in one statement: far fewer statement steps.  The rows are streamed (``zip`` reuses its tuple): no list of
-    ``count`` tracked tuples for the garbage collector to scan."""
-    n_par = row.count("?")
-    if count >= 2 * _BATCH:
-        flat = list(itertools.chain.from_iterable(rows))
-        full = count // _BATCH * _BATCH
-        w = n_par * _BATCH
-        con.executemany(f"INSERT INTO {table} VALUES " + ", ".join([row] * _BATCH),
-                        (flat[i:i + w] for i in range(0, full * n_par, w)))
-        rows = zip(*[iter(flat[full * n_par:])] * n_par)
-    con.executemany(f"INSERT INTO {table} VALUES {row}", rows)
-
-
 def _write(con: sqlite3.Connection, up: Update) -> None:
-    """One transaction, only what changed: new neighbourhoods, shrunk or emptied old ones, new records,
-    superseded versions, the release counter and the token.  For a new database the transaction that made its
-    tables (:meth:`Stores.create`) is still open: the first release is stored with them or not at all."""
+    """One transaction, only what changed: new neighbourhoods, shrunk or emptied old ones, the release's part of
+    ``records`` (its new records as packed columns, the keys its new versions supersede), the release as
+    published, the release counter and the token.  For a new database the transaction that made its tables
+    (:meth:`Stores.create`) is still open: the first release is stored with them or not at all."""
     r = up.records
-    m = len(r["key"])
-    # the new records' rows, built column by column (identifiers and uids are text already, None for a
-    # counterfeit's identifier).  A row's leaf codes are one blob, a slice of one bytearray: sqlite3 binds a
-    # bytearray as it is, but looks up an adapter for every bytes object first (about 0.7 us a row, a third of
-    # the first release's insert)
-    codes = bytearray(np.ascontiguousarray(r["codes"], dtype="<i4").tobytes())
-    width = len(codes) // m if m else 0
-    blobs = [codes[i:i + width] for i in range(0, len(codes), width)] if width else [bytearray()] * m
-    cols = [r["key"].tolist(), r["rid"].tolist(), r["uid"].tolist(), list(map(str, r["sensitive"])), blobs]
-    # values shared by many rows are written in the statement rather than bound to every row (a bulk insert
-    # costs about as much per bound value as per row): most new rows are first versions of live records
-    # (version 1, current, not a counterfeit; the others, new versions and counterfeits, bind them), and
-    # when no raw column is stored every row's vals is ''
-    vals = "?" if any(up.texts) else "''"
-    if vals == "?":
-        cols.append(up.texts)
-    first = (r["version"] == 1) & r["current"] & ~r["counterfeit"]
-    n_first = int(first.sum())
+    part = (up.release, np.ascontiguousarray(r["key"], dtype="<i8").tobytes(),
+            np.ascontiguousarray(r["version"], dtype="<i8").tobytes(),
+            np.asarray(r["current"], dtype=np.uint8).tobytes(), np.asarray(r["counterfeit"], dtype=np.uint8).tobytes(),
+            np.ascontiguousarray(r["codes"], dtype="<i4").tobytes(), _pack_texts(r["rid"].tolist()),
+            _pack_texts(r["uid"].tolist()), _pack_texts(r["sensitive"].tolist()), _pack_texts(up.texts),
+            np.asarray(up.superseded, dtype="<i8").tobytes())
     if not con.in_transaction:
         con.execute("BEGIN")
     try:
@@ -294,17 +340,7 @@ def _write(con: sqlite3.Connection, up: Update) -> None:
             con.executemany("DELETE FROM neighbourhoods WHERE id = ?", [(t,) for t in up.gone])
         if up.shrunk:
             con.executemany("UPDATE neighbourhoods SET size = ?, members = ? WHERE id = ?", up.shrunk)
-        if up.superseded:
-            con.executemany("UPDATE records SET current = 0 WHERE key = ?", [(k,) for k in up.superseded])
-        if n_first:
-            rows = zip(*cols) if n_first == m else itertools.compress(zip(*cols), first.tolist())
-            _insert(con, "records", f"(?, ?, 1, ?, 1, 0, ?, ?, {vals})", rows, n_first)
-        if n_first < m:
-            k, rid, u, sens, b, *t = cols
-            rows = zip(k, rid, r["version"].tolist(), u, r["current"].astype(np.int64).tolist(),
-                       r["counterfeit"].astype(np.int64).tolist(), sens, b, *t)
-            _insert(con, "records", f"(?, ?, ?, ?, ?, ?, ?, ?, {vals})",
-                    itertools.compress(rows, (~first).tolist()), m - n_first)
+        con.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", part)
         keys, grp = up.published
         con.execute("INSERT INTO published VALUES (?, ?, ?)",
                     (up.release, np.ascontiguousarray(keys, dtype="<i8").tobytes(),
@@ -429,7 +465,9 @@ class Stores:
         for k, v in fingerprint.items():
             if meta.get(k) != v:
                 store.close()
-                raise InputError(f"the database was made with {k} = {meta.get(k)}, not {v}", file=str(path), key=k)
+                why = " (an older store format: start a new sequence)" if k == "schema_version" else ""
+                raise InputError(f"the database was made with {k} = {meta.get(k)}, not {v}{why}", file=str(path),
+                                 key=k)
         return store
 
     def keep(self, store: Store) -> None:
@@ -507,10 +545,16 @@ def read_state(path: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     con = _connect(path)
     try:
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        records = pd.read_sql_query("SELECT * FROM records ORDER BY key", con)
+        r = _read_records(con)
         nbhs = pd.read_sql_query("SELECT * FROM neighbourhoods ORDER BY id", con)
     finally:
         con.close()
+    q = len(r["codes"]) // len(r["key"]) if len(r["key"]) else 0
+    codes = r["codes"].astype("<i4").reshape(len(r["key"]), q)
+    records = pd.DataFrame({"key": r["key"], "rid": r["rid"], "version": r["version"], "uid": r["uid"],
+                            "current": r["current"].astype(np.int64), "counterfeit": r["counterfeit"].astype(np.int64),
+                            "sensitive": r["sensitive"], "codes": [row.tobytes() for row in codes],
+                            "vals": r["vals"]})
     nbh = pd.Series(pd.NA, index=records["key"], dtype="Int64")
     for nid, blob in zip(nbhs["id"], nbhs["members"]):
         nbh.loc[np.frombuffer(blob, dtype="<i8")] = nid

@@ -331,7 +331,7 @@ def test_bpg_state_mismatch_is_refused(tmp_path):
     with con:
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(InputError, match="schema_version = 1, not 3"):
+    with pytest.raises(InputError, match="schema_version = 1, not 4"):
         bpg.publish(table, state={"database": str(tmp_path / "x.sqlite"), "releases": 2},
                     rng=np.random.default_rng(2))
     with pytest.raises(InputError, match="monotone"):
