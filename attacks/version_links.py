@@ -191,6 +191,20 @@ def containing_classes(release: Release, points: np.ndarray, chunk: int = 4096) 
     return np.concatenate(ps), np.concatenate(cs)
 
 
+def _unique_rows(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(points, axis=0, return_index=True, return_inverse=True)``, by one integer key per row (the
+    codes in mixed radix, whose order is the rows' lexicographic order) when it fits in 62 bits."""
+    if points.ndim == 2 and points.shape[1] and len(points) and np.issubdtype(points.dtype, np.integer):
+        p = points.astype(np.int64)
+        low = p.min(axis=0)
+        span = p.max(axis=0) - low + 1
+        if float(np.prod(span.astype(np.float64))) < 2.0 ** 62:
+            radix = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1]]).astype(np.int64)
+            _, first, inverse = np.unique((p - low) @ radix, return_index=True, return_inverse=True)
+            return points[first], first, inverse
+    return np.unique(points, axis=0, return_index=True, return_inverse=True)
+
+
 def containing_matrix(release: Release, points: np.ndarray, chunk: int = 1024) -> tuple[np.ndarray, sparse.csr_matrix]:
     """The distinct points among ``points`` and which classes contain each: ``(inverse, member)`` with
     ``points[k]`` at row ``inverse[k]`` of the ``(n_distinct, n_classes)`` CSR boolean matrix ``member``
@@ -199,11 +213,12 @@ def containing_matrix(release: Release, points: np.ndarray, chunk: int = 1024) -
     points = np.asarray(points)
     if len(points) == 0:
         return np.zeros(0, dtype=np.int64), sparse.csr_matrix((0, n_cls), dtype=bool)
-    _, first, inverse = np.unique(points, axis=0, return_index=True, return_inverse=True)
+    _, first, inverse = _unique_rows(points)
     sizes, indices = [], []
     for _, inc in _containing_chunks(release, points[first], chunk):
-        sizes.append(np.count_nonzero(inc, axis=1))
-        indices.append(np.nonzero(inc)[1].astype(np.int32))
+        flat = np.flatnonzero(inc)  # row-major: row k's classes ascending, then row k + 1's
+        sizes.append(np.diff(np.searchsorted(flat, np.arange(len(inc) + 1) * n_cls)))
+        indices.append((flat % n_cls).astype(np.int32))
     indptr = np.concatenate([[0], np.cumsum(np.concatenate(sizes))])
     indices = np.concatenate(indices)
     member = sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr), shape=(len(first), n_cls))
