@@ -26,7 +26,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["pack", "unpack", "strings", "from_strings", "extend_codes", "pack_rows", "unpack_rows"]
+__all__ = ["pack", "unpack", "strings", "from_strings", "extend_codes", "pack_rows", "unpack_rows", "unpack_gaps"]
 
 
 def pack(meta: Mapping[str, Any] | None = None, arrays: Mapping[str, np.ndarray] | None = None) -> bytes:
@@ -79,10 +79,16 @@ def pack_rows(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return np.concatenate([head, np.frombuffer(zlib.compress(d.astype(dtype).tobytes(), 1), dtype=np.uint8)])
 
 
-def unpack_rows(indptr: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """The column indices :func:`pack_rows` packed (int32)."""
+def unpack_gaps(data: np.ndarray) -> np.ndarray:
+    """The first index and gaps of every row :func:`pack_rows` packed, inflated (not summed yet)."""
     dtype = np.dtype(bytes(data[:4]).decode().strip())
-    d = np.frombuffer(zlib.decompress(bytes(data[4:])), dtype=dtype).astype(np.int64)
+    return np.frombuffer(zlib.decompress(bytes(data[4:])), dtype=dtype)
+
+
+def unpack_rows(indptr: np.ndarray, data: np.ndarray, *, packed: bool = True) -> np.ndarray:
+    """The column indices :func:`pack_rows` packed (int32); ``packed=False``: ``data`` is already
+    :func:`unpack_gaps` of them (of the rows ``indptr`` delimits)."""
+    d = (unpack_gaps(data) if packed else np.asarray(data)).astype(np.int64)
     c = np.cumsum(d)
     lengths = np.diff(indptr)
     before = np.concatenate([[0], c])[np.asarray(indptr[:-1])]  # the running sum before each row

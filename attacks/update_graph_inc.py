@@ -31,11 +31,53 @@ from multirelease.errors import InputError
 from multirelease.release import Release
 from multirelease.transitions import TransitionModel
 
-from .incremental import extend_codes, from_strings, pack, pack_rows, strings, unpack, unpack_rows
+from .incremental import extend_codes, from_strings, pack, pack_rows, strings, unpack, unpack_gaps, unpack_rows
 from .version_links import (VersionLinks, _class_counterfeits, _class_counts, _class_groups, link_ids,
                             link_release)
 
-__all__ = ["LinkState"]
+__all__ = ["LinkState", "StoredMembership"]
+
+
+class StoredMembership:
+    """A kept release's ``(locations, classes)`` 0/1 membership as stored (:func:`attacks.incremental.pack_rows`),
+    standing for the :class:`scipy.sparse.csr_matrix` :class:`~attacks.version_links.VersionLinks` holds: the
+    node weights of a kept release are kept too, so the gate reads a kept membership only for the rows of a
+    witness (:meth:`VersionLinks.subset`, ``m[rows]``: only those rows are decoded); anything else
+    (``indices``, ``astype``: the joint attack's pairs) decodes the whole matrix once - the same matrix."""
+
+    def __init__(self, shape, indptr: np.ndarray, packed: np.ndarray):
+        self.shape = tuple(int(x) for x in shape)
+        self.indptr = indptr
+        self._packed = packed
+        self._matrix = None
+
+    def matrix(self) -> sparse.csr_matrix:
+        if self._matrix is None:
+            indices = unpack_rows(self.indptr, self._packed)
+            self._matrix = sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, self.indptr),
+                                             shape=self.shape)
+        return self._matrix
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self.matrix().indices
+
+    def astype(self, dtype):
+        return self.matrix().astype(dtype)
+
+    def __getitem__(self, rows) -> sparse.csr_matrix:
+        """The rows ``rows`` (an array of locations) as a CSR matrix, decoded alone."""
+        if self._matrix is not None:
+            return self._matrix[rows]
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        lo, hi = np.asarray(self.indptr, dtype=np.int64)[rows], np.asarray(self.indptr, dtype=np.int64)[rows + 1]
+        sizes = hi - lo
+        indptr = np.concatenate([[0], np.cumsum(sizes)])
+        gaps = unpack_gaps(self._packed)
+        at = np.repeat(lo - indptr[:-1], sizes) + np.arange(int(indptr[-1]))
+        indices = unpack_rows(indptr, gaps[at], packed=False)
+        return sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr),
+                                 shape=(len(rows), self.shape[1]))
 
 
 @dataclass
@@ -118,11 +160,14 @@ class LinkState:
         per_loc = np.zeros((m.shape[0], w.shape[1]))
         per_loc[where] = w
         nz = np.flatnonzero(alpha)
+        # with population linkage a version's candidates are the values of every group around it: the sums
+        # are mostly non-zero, and kept whole (half the bytes of their positions and values)
+        sums = {"alpha": alpha} if 2 * len(nz) > alpha.size else {"alpha_at": nz, "alpha": alpha.ravel()[nz]}
         part = pack({"shape": list(m.shape), "values": int(fwd.shape[1])},
                     {"who": who, "where": where, "indptr": m.indptr, "indices": pack_rows(m.indptr, m.indices),
                      "counts": counts,
                      "counterfeits": cf, "groups": groups, "new_targets": strings(self.added),
-                     "w_loc": per_loc, "alpha_at": nz, "alpha": alpha.ravel()[nz], "fwd": np.packbits(fwd, axis=1)})
+                     "w_loc": per_loc, **sums, "fwd": np.packbits(fwd, axis=1)})
         best = [float(self.best[0])] + [None if x is None else int(x) for x in self.best[1:]]
         summary = json.dumps({"mode": self.mode, "rows": self.rows, "best": best}, sort_keys=True)
         return part, summary.encode("utf-8")
@@ -135,12 +180,13 @@ class LinkState:
         for part in parts:
             meta, a = unpack(part)
             targets += from_strings(a["new_targets"])
-            indices = unpack_rows(a["indptr"], a["indices"])
-            m = sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, a["indptr"]),
-                                  shape=tuple(meta["shape"]))
+            m = StoredMembership(meta["shape"], a["indptr"], a["indices"])
             per.append((a["who"], a["where"], m, a["counts"], a["counterfeits"], a["groups"]))
             fwd = np.unpackbits(a["fwd"], axis=1, count=meta["values"]).view(bool)
-            alpha = np.zeros(fwd.shape)
-            alpha.ravel()[a["alpha_at"]] = a["alpha"]
+            if "alpha_at" in a:  # kept as non-zero entries (and every part of an older ledger)
+                alpha = np.zeros(fwd.shape)
+                alpha.ravel()[a["alpha_at"]] = a["alpha"]
+            else:
+                alpha = a["alpha"]
             layers.append((a["w_loc"][a["where"]], alpha, fwd))
         return cls(doc["mode"], targets, per, doc["rows"], tuple(doc["best"]), layer_rows=layers)
