@@ -10,8 +10,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["allowed_masks", "counterfeit_values", "random_counterfeit_values", "edge_colouring", "Bucket",
-           "intersection_plan", "intersection_key", "intersection_keys", "bits", "union_of"]
+__all__ = ["allowed_masks", "allowed_masks_of", "counterfeit_values", "random_counterfeit_values", "edge_colouring",
+           "Bucket", "intersection_plan", "intersection_key", "intersection_keys", "bits", "union_of"]
 
 
 def _bits_loop(mask: int) -> tuple[int, ...]:
@@ -99,6 +99,43 @@ def allowed_masks(entries: tuple[int, ...]) -> tuple[int, ...]:
                 forbidden |= u
         out.append(e & ~forbidden)
     return tuple(out)
+
+
+#: allowed_masks_of's memo across releases (cleared when it grows past 2^17 signatures)
+_ALLOWED: dict[tuple, tuple] = {}
+
+
+def allowed_masks_of(keys: Iterable[tuple[int, ...]]) -> dict[tuple, tuple]:
+    """:func:`allowed_masks` of many signatures, ``{key: masks}``: those of one size at once over arrays (the
+    same subsets, tight and deficient, as columns; masks of up to 62 values), the others one by one."""
+    keys = set(keys)
+    if len(_ALLOWED) > 1 << 17:
+        _ALLOWED.clear()
+    todo: dict[int, list[tuple]] = {}
+    for key in keys:
+        if key not in _ALLOWED:
+            k = len(key)
+            if 0 < k <= 12 and max(key) < 1 << 62:
+                todo.setdefault(k, []).append(key)
+            else:
+                _ALLOWED[key] = allowed_masks(key)
+    for k, group in todo.items():
+        E = np.asarray(group, dtype=np.int64)  # (N, k)
+        union = np.zeros((len(group), 1 << k), dtype=np.int64)
+        for S in range(1, 1 << k):
+            low = S & -S
+            union[:, S] = union[:, S ^ low] | E[:, low.bit_length() - 1]
+        size = np.asarray([S.bit_count() for S in range(1 << k)])
+        have = np.bitwise_count(union)
+        tight, deficient = have == size, have < size
+        out = np.zeros_like(E)
+        for ei in range(k):
+            without = (np.arange(1 << k) >> ei & 1) == 0  # the subsets without entry ei
+            forbidden = np.bitwise_or.reduce(np.where(tight & without, union, 0), axis=1)
+            out[:, ei] = np.where((deficient & without).any(axis=1), 0, E[:, ei] & ~forbidden)
+        for key, row in zip(group, out.tolist()):
+            _ALLOWED[key] = tuple(row)
+    return {key: _ALLOWED[key] for key in keys}
 
 
 def _allowed_by_matchings(entries: Sequence[int]) -> tuple[int, ...]:

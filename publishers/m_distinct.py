@@ -72,8 +72,8 @@ from multirelease.transitions import TransitionModel, load_transitions
 from .base import PublisherBase, PublishResult
 from ._m_assign import assign_new, assign_old
 from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_distinct_parts import (Bucket, allowed_masks, edge_colouring, intersection_keys, random_counterfeit_values,
-                                union_of)
+from ._m_distinct_parts import (Bucket, allowed_masks, allowed_masks_of, edge_colouring, intersection_keys,
+                                random_counterfeit_values, union_of)
 from ._m_guarantee import PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique, refuse
 from .m_invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
 
@@ -188,10 +188,8 @@ class MDistinct(PublisherBase):
         gvals: dict[int, list[int]] = {}
         for g, v in zip(release.group, model.indices(list(release.sensitive))):
             gvals.setdefault(int(g), []).append(int(v))
-        new_uss = {}
-        for g, p in zip(release.group, truth.person):
-            if p is not None:
-                new_uss[p] = sorted(cus[v] for v in gvals[int(g)])
+        group_uss = {g: sorted(cus[v] for v in vs) for g, vs in gvals.items()}
+        new_uss = {p: list(group_uss[int(g)]) for g, p in zip(release.group, truth.person) if p is not None}
         n_groups = int(release.n_classes)
         stats.update({"counterfeits": int(sum(cf.values())), "groups": n_groups,
                       "counterfeits_per_group": (float(sum(cf.values())) / n_groups) if n_groups else 0.0})
@@ -211,20 +209,21 @@ class MDistinct(PublisherBase):
         base: dict[tuple, Bucket] = {}
         new_rows: list[int] = []
         illegal = 0
-        masks: dict[tuple, tuple] = {}
+        signature = [None if uss_state.get(pid) is None else tuple(sorted(int(x) for x in uss_state[pid]))
+                     for pid in ids]
+        masks: dict[tuple, tuple] = allowed_masks_of(k for k in signature if k is not None)
+        takes = {k: union_of(a) for k, a in masks.items()}  # the values some entry of a signature allows
 
         def allowed_of(key: tuple) -> tuple:
             if key not in masks:
                 masks[key] = allowed_masks(key)
             return masks[key]
 
-        for r, pid in enumerate(ids):
-            uss = uss_state.get(pid)
-            if uss is None:
+        for r, key in enumerate(signature):
+            if key is None:
                 new_rows.append(r)
                 continue
-            key = tuple(sorted(int(x) for x in uss))
-            if not any(e >> int(vals[r]) & 1 for e in allowed_of(key)):
+            if not takes[key] >> int(vals[r]) & 1:
                 illegal += 1
                 new_rows.append(r)
                 continue
@@ -244,7 +243,9 @@ class MDistinct(PublisherBase):
         for k in keys:
             by_len.setdefault(len(k), []).append(k)
         for n_e, group in by_len.items():
-            plans = iter(intersection_keys(group))  # per pair in this order: the bucket of the best plan, or None
+            plans = intersection_keys(group)  # per pair in this order: the bucket of the best plan, or None
+            masks.update(allowed_masks_of(k for k in plans if k is not None and k not in masks))
+            plans = iter(plans)
             for a_i in range(len(group)):
                 for b_i in range(a_i + 1, len(group)):
                     A, B = group[a_i], group[b_i]
@@ -266,7 +267,7 @@ class MDistinct(PublisherBase):
         # records of the same USS and value fit the same buckets (their candidate list is shared)
         fitting: dict[tuple, list[tuple]] = {}
         candidates: dict[int, list[tuple]] = {}
-        takes = {k: union_of(b.allowed) for k, b in buckets.items()}  # the values some entry of a bucket allows
+        takes = {k: union_of(b.allowed) for k, b in buckets.items()}  # as for the signatures
         for r, key in own.items():
             v = int(vals[r])
             c = fitting.get((key, v))

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from publishers._m_assign import TOL, _scan_max, _scan_min, assign_new, assign_old
-from publishers._m_distinct_parts import (Bucket, _allowed_by_matchings, allowed_masks, bits, intersection_key,
-                                          intersection_keys, intersection_plan)
+from publishers._m_distinct_parts import (Bucket, _allowed_by_matchings, allowed_masks, allowed_masks_of, bits,
+                                          intersection_key, intersection_keys, intersection_plan)
 
 masks = st.integers(0, (1 << 7) - 1)
 
@@ -183,3 +183,12 @@ def test_scan_examples():
     assert _scan_max(np.array([1.0, 1.0 + 5e-13, 1.0 + 1.2e-12])) == 2
     assert _scan_max(np.array([1.0, 1.0 + 1.5e-12, 1.0 + 2e-12])) == 1  # not the argmax: within 1e-12 of 1
     assert _scan_min(np.array([2.0, 2.0 - 1.5e-12, 2.0 - 2e-12])) == 1
+
+
+@settings(max_examples=100)  # cheap: up to 30 signatures of up to 6 masks
+@given(st.lists(st.lists(masks, min_size=1, max_size=6).map(tuple), max_size=30))
+def test_allowed_masks_of_many_signatures(keys):
+    got = allowed_masks_of(keys)
+    assert set(got) == set(keys)
+    for key in keys:
+        assert got[key] == _brute_allowed(key)
