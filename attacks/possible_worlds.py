@@ -76,9 +76,9 @@ class PossibleWorlds(AttackBase):
     max_type_worlds : int, default 5000
         Type-worlds enumerated per block before the probabilities of that block are estimated.
     time_limit : number, default 20
-        CP-SAT seconds for deciding the coupled linkability pairs (all coupled blocks in one model; on inputs
-        large enough to be solved in several chunks of blocks through the executor, per chunk:
-        :mod:`solver.worlds_component`), and per block for counting and for each witness world.
+        CP-SAT seconds for deciding the coupled linkability pairs (all coupled blocks together, whichever
+        executor solves them: :mod:`solver.worlds_component`), and per block for counting and for each
+        witness world.
     samples : int, default 2000
         States recorded by the sampler of blocks beyond the exact budget.
 

@@ -233,8 +233,7 @@ class UpdateGraph(AttackBase):
     joint : bool, default False
         Also run the joint possible-worlds attack with CP-SAT.
     time_limit : number > 0, default 60
-        Seconds for the joint attack (all components together; on inputs large enough to be solved in
-        several chunks of components through the executor, per chunk: :mod:`solver.update_worlds`).
+        Seconds for the joint attack (all components together, whichever executor solves them).
     workers : int >= 1, default 1
         CP-SAT search workers.
     alpha : number in (0, 1], optional

@@ -7,8 +7,9 @@ worlds combine freely).  A :class:`UpdateChunk` holds what the models of a few c
 release the ``(record, group)`` pairs of their records, the groups' published value counts and counterfeits,
 the records' feasible sub-SUG rows (Definition 11) - and the ``P_trans^k`` reachability of the gaps they
 span; :func:`solve_update_chunk` (module level, so that it pickles) builds and solves the models component
-by component, smallest first, within the chunk's ``time_limit``, exactly as the single-process loop does,
-and returns plain data.  The models are built in the same order from the same data whichever process runs
+by component, smallest first, within the call's ``time_limit`` (one wall-clock deadline shared by the
+chunks of a call, whichever process runs them), exactly as the single-process loop does, and returns plain
+data.  The models are built in the same order from the same data whichever process runs
 them, and CP-SAT runs with a fixed seed, so the report is the same whichever executor ran the chunks.
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ class UpdateChunk:
     time_limit: float
     workers: int = 1
     seed: int = 0
+    deadline: float | None = None  # wall clock (time.time()) shared by the chunks of one call, else None
 
 
 @dataclass(eq=False)
@@ -165,11 +167,13 @@ def _backbone(chunk: UpdateChunk, pairs: list, deadline: float, cp_model) -> Com
 
 
 def solve_update_chunk(chunk: UpdateChunk) -> list[ComponentAnswer]:
-    """Every component of the chunk in order, within the chunk's ``time_limit`` (a component reached after
-    the budget is spent is ``skipped``, its literals left unknown)."""
+    """Every component of the chunk in order, within ``time_limit`` from the chunk's start, or up to the
+    shared wall-clock ``deadline`` of the call when it has several chunks (a component reached after the
+    budget is spent is ``skipped``, its literals left unknown)."""
     from ortools.sat.python import cp_model
 
-    deadline = time.perf_counter() + chunk.time_limit
+    left = chunk.time_limit if chunk.deadline is None else chunk.deadline - time.time()
+    deadline = time.perf_counter() + left
     out = []
     for pairs in chunk.components:
         if deadline - time.perf_counter() <= 0:

@@ -18,11 +18,13 @@ their coupled sub-blocks in one CP-SAT model (:func:`solver.linkability.decide_c
 sub-block (:func:`solver.counting.count_block`).  A chunk's answer depends on the chunk only (the sampler of
 a chunk draws from its own generator, seeded from the caller's), and the chunks depend on the input only, so
 the figures are the same byte for byte whichever executor ran them.  A small input is one chunk, solved in
-this process with the caller's generator: exactly the single-process computation.  With several chunks,
-``time_limit`` (the coupled decision's budget) applies per chunk.
+this process with the caller's generator: exactly the single-process computation.  The chunks of a call
+share one wall-clock deadline for deciding their coupled sub-blocks, ``time_limit`` seconds after the call
+(one budget for all coupled blocks, as in one process); counting keeps its budget per block.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -40,8 +42,11 @@ __all__ = ["solve_component", "solve_blocks", "solve_chunk", "ChunkTask"]
 _CHUNK_WORK = 50_000
 _MAX_CHUNKS = 64
 #: total size from which local worker processes solve the chunks (a Dask executor takes any input of two
-#: chunks or more).  Measured (benchmarks/bench_worlds.py, 2 cores): see the module's notes in the report
-_PARALLEL_WORK = 200_000
+#: chunks or more).  Flow-decided blocks are cheap: a census of 10^5 rows, two releases, free values
+#: (13,550 blocks, 44,688 units in 9 forced chunks) took 8.7 s in two worker processes against 9.2 s in this
+#: process (2 loaded cores), with more CPU in this process (3.05 s against 2.25 s: pickling).  The full
+#: Adult table over two releases is 30,000 units: one chunk
+_PARALLEL_WORK = 500_000
 
 
 def _plain_problem(block: Block, n_values: int) -> SimpleNamespace:
@@ -107,6 +112,7 @@ class ChunkTask:
     time_limit: float
     samples: int
     rng: Any
+    deadline: float | None = None  # wall clock (time.time()) shared by the chunks of one call, else None
 
 
 def _plain_of(problem: WorldsProblem, blocks: list[Block]) -> SimpleNamespace:
@@ -156,9 +162,10 @@ def solve_chunk(task: ChunkTask) -> list[tuple]:
     problem = task.problem
     tagged = reduce_blocks_tagged(problem, task.blocks)
     coupled = [i for i, (_, sub) in enumerate(tagged) if sub.coupled]
+    left = task.time_limit if task.deadline is None else max(task.deadline - time.time(), 1e-3)
     decided = dict(zip(coupled, decide_coupled_all(problem, [(tagged[i][1].block, tagged[i][1].cand)
                                                              for i in coupled],
-                                                   time_limit=task.time_limit))) if coupled else {}
+                                                   time_limit=left))) if coupled else {}
     out = []
     for i, (pos, sub) in enumerate(tagged):
         bc, lk, lk_exact, proven = _settle(problem, sub, decided.get(i), count=task.count,
@@ -187,15 +194,17 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
     ex = executor if executor is not None else current_executor()
     if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < _PARALLEL_WORK):
         ex = InlineExecutor()
+    deadline = None
     if len(parts) == 1:  # one chunk: the whole problem, the caller's generator (the single-process run)
         rngs = [rng]
         plain = [problem]
     else:
+        deadline = time.time() + time_limit
         rngs = [np.random.default_rng(int(s)) for s in rng.integers(0, 2 ** 63 - 1, size=len(parts))]
         plain = [problem if isinstance(ex, InlineExecutor) else _plain_of(problem, [blocks[i] for i in part])
                  for part in parts]
     tasks = [ChunkTask(part, [blocks[i] for i in part], plain[c], count, max_type_worlds, time_limit, samples,
-                       rngs[c]) for c, part in enumerate(parts)]
+                       rngs[c], deadline) for c, part in enumerate(parts)]
     answers = [a for out in ex.map(solve_chunk, tasks) for a in out]
     # the order of reduce_blocks_tagged over all blocks: groups of the same releases in order of first
     # appearance, then block position, then each block's own order (kept by the stable sort)
