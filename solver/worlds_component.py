@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from multirelease.errors import InputError
+
 from .linkability import DEFAULT_TIME_LIMIT, decide_coupled_all
 from .worlds import Block, WorldsProblem
 from .worlds_reduce import reduce_block, reduce_blocks_tagged
@@ -205,7 +207,16 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
                  for part in parts]
     tasks = [ChunkTask(part, [blocks[i] for i in part], plain[c], count, max_type_worlds, time_limit, samples,
                        rngs[c], deadline) for c, part in enumerate(parts)]
-    answers = [a for out in ex.map(solve_chunk, tasks) for a in out]
+    try:
+        answers = [a for out in ex.map(solve_chunk, tasks) for a in out]
+    except InputError:
+        if len(tasks) == 1:
+            raise
+        # a block without a world: the error names the block one chunk would (the first in the blocks'
+        # order), whichever chunk found one first - the whole problem in this process, to its first error
+        solve_chunk(ChunkTask(list(range(len(blocks))), list(blocks), problem, count, max_type_worlds, time_limit,
+                              samples, np.random.default_rng(0)))
+        raise
     # the order of reduce_blocks_tagged over all blocks: groups of the same releases in order of first
     # appearance, then block position, then each block's own order (kept by the stable sort)
     rank: dict = {}

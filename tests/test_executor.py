@@ -199,9 +199,10 @@ def test_worlds_and_update_graph_components_on_every_executor(tmp_path, monkeypa
         assert max(seen["solve_chunk"]) >= 2 and max(seen["solve_update_chunk"]) >= 2
 
 
-def _sampled_problem():
+def _sampled_problem(broken: bool = False):
     """Three independent chains of 8 records (age windows of three around each record's own, within its
-    chain): three blocks, each counted beyond a budget of one type-world (sampled)."""
+    chain): three blocks, each counted beyond a budget of one type-world (sampled).  ``broken``: three
+    records of the last chain are published at p17's age only (that block has no world)."""
     import numpy as np
 
     from multirelease.hierarchy import Hierarchy
@@ -218,6 +219,8 @@ def _sampled_problem():
     start = [8 * (i // 8) for i in range(24)]
     lo = np.array([[max(start[i], i - 1)] for i in range(24)], dtype=np.int32)
     hi = np.array([[min(start[i] + 7, i + 1)] for i in range(24)], dtype=np.int32)
+    if broken:
+        lo[17:20] = hi[17:20] = 17
     rel = Release(schema=schema, attributes=("age", "disease"), lo=lo, hi=hi,
                   sensitive=frame["disease"].to_numpy(dtype=object))
     seq = ReleaseSequence()
@@ -251,3 +254,20 @@ def test_worlds_chunks_keep_sampled_figures_executor_independent(monkeypatch):
     assert np.array_equal(inline.linkable, local.linkable) and np.array_equal(one.linkable, inline.linkable)
     assert [int(b.block.members[0][0]) for b in one.blocks] == [int(b.block.members[0][0]) for b in inline.blocks]
     assert ((inline.low <= inline.breach + 1e-12) & (inline.breach <= inline.high + 1e-12)).all()
+
+
+def test_worlds_block_without_world_is_named_alike_by_every_executor(monkeypatch):
+    """Two blocks without a world (three records published at p17's age only): one chunk in this process and
+    one chunk per block in two worker processes refuse the input with the same one-line message, naming the
+    first block in the blocks' order."""
+    from multirelease.errors import InputError
+    from solver.counting import analyze
+
+    with pytest.raises(InputError) as one:
+        analyze(_sampled_problem(broken=True))
+    monkeypatch.setattr(worlds_component, "_CHUNK_WORK", 4)
+    monkeypatch.setattr(worlds_component, "_PARALLEL_WORK", 0)
+    with use_executor(LocalExecutor(2)), pytest.raises(InputError) as many:
+        analyze(_sampled_problem(broken=True))
+    assert str(one.value) == str(many.value) and "\n" not in str(one.value)
+    assert "p16, p17" in str(one.value)
