@@ -244,8 +244,15 @@ class Ledger:
         release = read_release_bytes(b["release_csv"], schema, source=f"ledger release {n}", counterfeits=cf)
         return release, table_from_bytes(schema, b["snapshot"])
 
+    def blob(self, n: int, key: str) -> bytes | None:
+        """One of :meth:`blobs` (``key``: one of its names), the others left unread."""
+        if key not in ("release_csv", "counterfeits_csv", "snapshot", "truth", "state"):
+            raise KeyError(key)
+        row = self.con.execute(f"SELECT {key} FROM releases WHERE n = ?", (n,)).fetchone()
+        return _unpack(row[0])
+
     def state(self, n: int) -> dict:
-        return json.loads(self.blobs(n)["state"])
+        return json.loads(self.blob(n, "state"))
 
     # ------------------------------------------------------------------ the one write
     def begin(self, secret: bytes) -> None:

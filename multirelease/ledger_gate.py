@@ -50,7 +50,7 @@ def last_snapshot(led: Ledger, history: Sequence[LedgerRelease], schema: Schema)
     """The snapshot behind the last release the ledger holds (``None`` for a new ledger)."""
     if not history:
         return None
-    return table_from_bytes(schema, led.blobs(history[-1].n)["snapshot"])
+    return table_from_bytes(schema, led.blob(history[-1].n, "snapshot"))
 
 
 def _tables(led: Ledger) -> set[str]:

@@ -495,17 +495,23 @@ class MInvariance(PublisherBase):
         buckets: dict[tuple, dict[int, list[int]]] = {}
         new_rows: list[int] = []
         continuing = set()
+        value_list = vals.tolist()
+        sig_index: dict[tuple, tuple] = {}  # a signature's values -> its sorted value indices (once per signature)
         for r, pid in enumerate(ids):
             sig = signature.get(pid)
             if sig is None:
                 new_rows.append(r)
                 continue
-            sig_t = tuple(sorted(vindex[v] for v in sig))
-            if vals[r] not in sig_t:
+            key = tuple(sig)
+            sig_t = sig_index.get(key)
+            if sig_t is None:
+                sig_t = sig_index[key] = tuple(sorted(vindex[v] for v in sig))
+            v = value_list[r]
+            if v not in sig_t:
                 new_rows.append(r)
                 continue
             continuing.add(pid)
-            buckets.setdefault(sig_t, {v: [] for v in sig_t})[int(vals[r])].append(r)
+            buckets.setdefault(sig_t, {x: [] for x in sig_t})[v].append(r)
         # 2. balancing: new records fill the gaps, counterfeits the rest
         pool: dict[int, list[int]] = {}
         for r in rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else []:
@@ -534,7 +540,7 @@ class MInvariance(PublisherBase):
             for leaf in leaves:
                 delta = len(leaf[0])
                 for k in range(delta):
-                    groups.append([(r, int(vals[r])) if r >= 0 else (-1, fake_value[r]) for r in
+                    groups.append([(r, value_list[r]) if r >= 0 else (-1, fake_value[r]) for r in
                                    (e[k] for e in leaf)])
         # 3. assignment of the remaining new (and invalid) records
         rest = np.sort(np.asarray([r for lst in pool.values() for r in lst], dtype=np.int64))
