@@ -31,8 +31,10 @@ __all__ = ["linking_failures", "intersection_failures", "sequence_worlds", "min_
 
 
 def _classes(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """The class of every row of a published file: equal group id and equal generalized quasi-identifiers."""
-    return frame[columns].astype(str).agg("\x1f".join, axis=1)
+    """The class of every row of a published file, numbered: equal group id and equal generalized
+    quasi-identifiers (as text)."""
+    text = frame[columns].astype(str)
+    return text.groupby(list(text.columns), sort=False).ngroup()
 
 
 def linking_failures(frame: pd.DataFrame, quasi: list[str], sens: str, k: int, l: float) -> list[str]:
@@ -97,12 +99,14 @@ def sequence_worlds(tables, releases) -> tuple[list[str], np.ndarray, list[str]]
 def _consistent(worlds: np.ndarray, people: np.ndarray, contain: np.ndarray, rows_v: np.ndarray, n_values: int
                 ) -> np.ndarray:
     """Which worlds one release is consistent with: per connected component of the containment graph
-    (records and the individuals inside their regions), counting where every record of the component contains
-    every individual of it (then a matching exists iff the value multisets agree), else a perfect matching for
-    each distinct assignment of the component's individuals.  A record is matched only to an individual given
-    its value, so the graph of an assignment is the disjoint union of one graph per value (the records of
-    that value, the individuals it gives that value): a perfect matching exists iff the value multisets agree
-    and each value's graph has one - matched once per distinct (value, individuals) pair of the component."""
+    (records and the individuals inside their regions), a perfect matching of the component's records to its
+    individuals, each record matched to an individual inside its region and given its value.  A record is
+    matched only to an individual given its value, so the graph of an assignment is the disjoint union of one
+    graph per value (the records of that value, the individuals it gives that value): a perfect matching exists
+    iff the value multisets agree and each value's graph has one.  Each value's graph depends only on which of
+    the component's individuals the world gives that value: the distinct such sets among the worlds still
+    possible are matched together (:func:`_perfect_each`), every world then answered by its sets (no loop over
+    worlds)."""
     n_rows, n_people = contain.shape
     graph = csr_matrix(np.block([[np.zeros((n_rows, n_rows)), contain], [contain.T, np.zeros((n_people, n_people))]]))
     _, comp = connected_components(graph, directed=False)
@@ -112,31 +116,39 @@ def _consistent(worlds: np.ndarray, people: np.ndarray, contain: np.ndarray, row
         cols = np.flatnonzero(comp[n_rows:] == c)
         if len(rows) != len(cols):
             return np.zeros(len(worlds), dtype=bool)
-        sub = worlds[:, people[cols]]
-        block = contain[np.ix_(rows, cols)]
-        if block.all():
-            want = np.bincount(rows_v[rows], minlength=n_values)
-            for v in range(n_values):
-                ok &= (sub == v).sum(axis=1) == want[v]
-            continue
-        uniq, inv = np.unique(sub, axis=0, return_inverse=True)
+        live = np.flatnonzero(ok)
+        sub = worlds[np.ix_(live, people[cols])]
         values = rows_v[rows]
         want = np.bincount(values, minlength=n_values)
-        fits = (np.stack([(uniq == v).sum(axis=1) for v in range(n_values)], axis=1) == want).all(axis=1)
-        by_value = {v: np.flatnonzero(values == v) for v in np.unique(values).tolist()}
-        matched: dict[tuple[int, bytes], bool] = {}
-        for i in np.flatnonzero(fits).tolist():
-            for v, recs in by_value.items():
-                members = np.flatnonzero(uniq[i] == v)
-                key = (v, members.tobytes())
-                if key not in matched:
-                    graph_v = csr_matrix(block[np.ix_(recs, members)].astype(np.int8))
-                    matched[key] = bool((maximum_bipartite_matching(graph_v, perm_type="column") >= 0).all())
-                if not matched[key]:
-                    fits[i] = False
+        fits = np.ones(len(live), dtype=bool)
+        for v in range(n_values):  # the value multisets agree
+            fits &= (sub == v).sum(axis=1) == want[v]
+        block = contain[np.ix_(rows, cols)]
+        if not block.all():  # (a complete component: counting suffices)
+            assert len(cols) < 63, "a component of more than 62 individuals"
+            bits = np.left_shift(np.int64(1), np.arange(len(cols), dtype=np.int64))
+            for v in np.unique(values).tolist():
+                at = np.flatnonzero(fits)
+                if not len(at):
                     break
-        ok &= fits[inv.reshape(-1)]
+                keys, inv = np.unique((sub[at] == v) @ bits, return_inverse=True)  # a set of individuals a key
+                masks = (keys[:, None] & bits) != 0
+                fits[at] = _perfect_each(block[values == v], masks)[inv.reshape(-1)]
+        ok[live] = fits
     return ok
+
+
+def _perfect_each(graph: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """For each row of ``masks`` (which of ``graph``'s columns are kept, as many as it has rows): whether the
+    kept columns and every row have a perfect matching in ``graph``.  One matching of the disjoint union of
+    the subgraphs (scipy): a subgraph has a perfect matching iff all its rows are matched in the union's."""
+    n, r = len(masks), graph.shape[0]
+    kept = np.nonzero(masks)[1].reshape(n, r)  # the kept columns of each subgraph, in order
+    sub = graph[:, kept].transpose(1, 0, 2)  # (subgraph, row, kept column)
+    j, a, b = np.nonzero(sub)
+    union = csr_matrix((np.ones(len(j), dtype=np.int8), (j * r + a, j * r + b)), shape=(n * r, n * r))
+    matched = maximum_bipartite_matching(union, perm_type="column") >= 0
+    return matched.reshape(n, r).all(axis=1)
 
 
 def min_linkability(worlds: np.ndarray) -> int:

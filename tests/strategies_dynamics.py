@@ -1,7 +1,7 @@
 """Hypothesis strategies for sequences over time (re-exported by :mod:`strategies`): :func:`update_streams`
 (changes that apply in sequence), and for releases with internal updates (Li & Zhou): :func:`transition_models`
 (public update models), :func:`sug_layers` (one record's SUG as data), :func:`stream_params` (parameters of
-:func:`multirelease.dynamics.generate_stream`).
+:func:`multirelease.dynamics.generate_stream`), :func:`stream_snapshots` (the snapshots of a generated stream).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from multirelease.table import Change, Table
 
 from strategies_tables import _BOOL, _ints, _pick
 
-__all__ = ["update_streams", "transition_models", "sug_layers", "stream_params"]
+__all__ = ["update_streams", "transition_models", "sug_layers", "stream_params", "stream_snapshots"]
 
 
 # ---------------------------------------------------------------------- dynamics
@@ -113,3 +113,23 @@ def stream_params(draw, n_rows: int, *, sensitive: bool = True) -> dict:
     return {"initial": initial, "delete": draw(_ints(0, max(0, initial // 4))),
             "insert": draw(_ints(0, max(0, (n_rows - initial) // 4))),
             "sensitive": draw(_ints(0, initial)) if sensitive else 0, "qi": {}, "seed": draw(_ints(0, 1000))}
+
+
+def stream_snapshots(data, table: Table, n_releases: int, params: dict, model) -> list[Table]:
+    """The ``n_releases`` snapshots of :func:`multirelease.dynamics.generate_stream` over ``table`` (a seed drawn
+    from ``data``, hypothesis's ``st.data()``): the first, then each change applied to the one before (a
+    release without a change repeats it).  A stream the parameters cannot generate is rejected (``assume``)."""
+    from hypothesis import assume
+
+    from multirelease.dynamics import generate_stream
+    from multirelease.errors import InputError
+
+    try:
+        first, changes = generate_stream(table, n_releases, params, model,
+                                         np.random.default_rng(data.draw(st.integers(0, 99), label="seed")))
+    except InputError:
+        assume(False)
+    snaps = [first]
+    for i in range(2, n_releases + 1):
+        snaps.append(snaps[-1].apply(changes[i]) if i in changes else snaps[-1])
+    return snaps

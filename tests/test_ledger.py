@@ -23,13 +23,17 @@ from multirelease.transitions import load_transitions
 
 DISEASES = ["flu", "cold", "cancer", "hiv", "asthma", "gastritis"]
 COUNTRIES = ["UK", "France", "Spain", "US", "Canada", "Mexico"]
-SPEC = """\
+#: the small table's schema, the head of every spec template here and in tests/test_ledger_publishers.py
+#: (a ``str.format`` template: braces doubled)
+SCHEMA = """\
 schema:
   attributes:
     id: identifier
     age: {{role: quasi, hierarchy: {{numeric: {{min: 20, max: 59, bands: [5, 10, 20]}}}}}}
     country: {{role: quasi, hierarchy: {{Europe: [UK, France, Spain], America: [US, Canada, Mexico]}}}}
     disease: {{role: sensitive}}
+"""
+SPEC = SCHEMA + """\
 publisher: {{publisher: {publisher}}}
 adversary: {{quasi_identifiers: all, presence: true{sensitive}}}
 {transitions}attacks:

@@ -20,19 +20,13 @@ from multirelease.transitions import load_transitions
 from publishers import PUBLISHERS
 
 import test_ledger
-from test_ledger import DISEASES, folder_bytes
+from test_ledger import DISEASES, SCHEMA, folder_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: a small value for each paper letter a publisher may take (its guarantee is then about these values)
 LETTERS = {"k": 2, "l": 2, "m": 2}
-SPEC = """\
-schema:
-  attributes:
-    id: identifier
-    age: {{role: quasi, hierarchy: {{numeric: {{min: 20, max: 59, bands: [5, 10, 20]}}}}}}
-    country: {{role: quasi, hierarchy: {{Europe: [UK, France, Spain], America: [US, Canada, Mexico]}}}}
-    disease: {{role: sensitive}}
+SPEC = SCHEMA + """\
 publisher: {{publisher: {name}{params}}}
 adversary: {{quasi_identifiers: all, presence: true, sensitive: free}}
 transitions: {{diameter: 2, shape: blocks, values: [{values}]}}

@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attacks import ATTACKS
-from multirelease.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.release import release_from_frame
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.transitions import TransitionModel
 from publishers import PUBLISHERS
 from strategies import raw_tables, schemas, transition_models
+from strategies_dynamics import stream_snapshots
 from test_m_publishers_guarantee import _counterfeit_file, _published
 
 
@@ -53,15 +53,7 @@ def _stream(data, star: bool, outside: bool):
     leaves = list(schema[schema.sensitive[0]].hierarchy.leaves)
     model = data.draw(transition_models(leaves, stay=True, kind="blocks" if star else None), label="model")
     drawn = TransitionModel.free(leaves) if outside else model
-    try:
-        first, changes = generate_stream(table, n_rel, params, drawn,
-                                         np.random.default_rng(data.draw(st.integers(0, 99), label="seed")))
-    except InputError:
-        assume(False)
-    snaps = [first]
-    for i in range(2, n_rel + 1):
-        snaps.append(snaps[-1].apply(changes[i]) if i in changes else snaps[-1])
-    return schema, model, snaps
+    return schema, model, stream_snapshots(data, table, n_rel, params, drawn)
 
 
 def whole_sequence_findings(publisher, schema, model, snaps) -> tuple[int, list]:

@@ -55,7 +55,10 @@ def _published(release) -> pd.DataFrame:
 
 
 def _counterfeit_file(release) -> dict[int, int]:
+    """``counterfeits_<i>.csv`` as the CLI writes it, read back (none written: no counterfeit)."""
     cf = release.counterfeits or {}
+    if not cf:
+        return {}
     text = pd.DataFrame({"group": list(cf), "counterfeits": list(cf.values())}).to_csv(index=False)
     frame = pd.read_csv(io.StringIO(text), dtype=str)
     return {int(g): int(c) for g, c in zip(frame["group"], frame["counterfeits"])}
