@@ -50,6 +50,7 @@ class StoredMembership:
         self.indptr = indptr
         self._packed = packed
         self._matrix = None
+        self._gaps = None
 
     def matrix(self) -> sparse.csr_matrix:
         if self._matrix is None:
@@ -73,7 +74,9 @@ class StoredMembership:
         lo, hi = np.asarray(self.indptr, dtype=np.int64)[rows], np.asarray(self.indptr, dtype=np.int64)[rows + 1]
         sizes = hi - lo
         indptr = np.concatenate([[0], np.cumsum(sizes)])
-        gaps = unpack_gaps(self._packed)
+        if self._gaps is None:  # inflated once: several witnesses may read rows of this release
+            self._gaps = unpack_gaps(self._packed)
+        gaps = self._gaps
         at = np.repeat(lo - indptr[:-1], sizes) + np.arange(int(indptr[-1]))
         indices = unpack_rows(indptr, gaps[at], packed=False)
         return sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr),
