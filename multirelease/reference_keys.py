@@ -21,8 +21,9 @@ TOP_KEY_TEXT = {
     "seed": "a non-negative integer seeding every random choice of the publishers and of a generated stream "
             "(default 0): the same seed gives the same report byte for byte",
     "schema": "`schema.attributes.<name>`: each attribute's role, hierarchy and generalization (below)",
-    "data": "the raw table: `{file: path, separator: \",\", offset, limit}` (a CSV with a header; `offset` "
-            "records skipped, at most `limit` read) or `{rows: [{attribute: value, ...}, ...]}`",
+    "data": "the raw table: `{file: path, separator: \",\", offset, limit}` (a CSV with a header, or a "
+            "`.parquet` file, every value read as text; `offset` records skipped, at most `limit` read) or "
+            "`{rows: [{attribute: value, ...}, ...]}`",
     "dynamics": "changes applied to the table before a release: `{<release index>: {insert, delete, update}}`, "
                 "or `{stream: {...}}` for a generated update stream (below)",
     "transitions": "the public update model of sensitive values (Li & Zhou, Definition 7): exactly one of "

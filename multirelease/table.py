@@ -272,7 +272,8 @@ class Change:
 
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
                first_id: int = 1) -> Table:
-    """A raw table from ``{file: path, separator: ";"}`` (CSV with a header) or ``{rows: [...]}``.
+    """A raw table from ``{file: path, separator: ";"}`` (CSV with a header; a ``.parquet`` file is read as
+    Parquet, every value as text: :mod:`multirelease.csv_read`) or ``{rows: [...]}``.
 
     A file can be read in part with ``offset`` (records skipped after the header, default 0) and ``limit``
     (at most that many records, default all): ``{file: adult.csv, separator: ";", offset: 15060, limit: 200}``
