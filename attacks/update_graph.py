@@ -129,11 +129,13 @@ def forward_pass(weights: Sequence[np.ndarray], present: Sequence[np.ndarray], m
     return SugPass(alphas, fwds, list(weights), list(present))
 
 
-def backward_risks(sp: SugPass, model: TransitionModel, n: int) -> tuple[list, list]:
+def backward_risks(sp: SugPass, model: TransitionModel, n: int, compact: bool = False) -> tuple[list, list]:
     """The feasible sub-SUG and the risks of eq. 2 after the first ``n`` releases.
 
     Returns ``(feasible, risk)``: per release ``i < n``, ``(T, V)`` arrays - ``feasible[i][t, v]`` (the node
-    survives the pruning of Definition 11) and ``risk[i][t, v] = r_n(t'_i = v)``.
+    survives the pruning of Definition 11) and ``risk[i][t, v] = r_n(t'_i = v)``.  With ``compact`` the rows
+    of the targets present in release ``i`` only (the others are zero): ``feasible[i]`` is ``(targets,
+    their rows)`` (targets ascending) and ``risk[i]`` their rows.
     """
     T, V = sp.weights[0].shape
     cur_wb = np.zeros((T, V))
@@ -160,10 +162,14 @@ def backward_risks(sp: SugPass, model: TransitionModel, n: int) -> tuple[list, l
         f = sp.fwd[i][idx] & (b > 0) & (w > 0)
         ab = np.where(f, sp.alpha[i][idx] * b, 0.0)
         z = ab.sum(axis=1, keepdims=True)
-        risk[i] = np.zeros((T, V))
-        risk[i][idx] = ab / np.where(z > 0, z, 1.0)
-        feas[i] = np.zeros((T, V), dtype=bool)
-        feas[i][idx] = f
+        if compact:
+            risk[i] = ab / np.where(z > 0, z, 1.0)
+            feas[i] = (idx, f)
+        else:
+            risk[i] = np.zeros((T, V))
+            risk[i][idx] = ab / np.where(z > 0, z, 1.0)
+            feas[i] = np.zeros((T, V), dtype=bool)
+            feas[i][idx] = f
         cur_wb[idx] = w * b
         nxt[idx] = i
     return feas, risk
@@ -337,24 +343,37 @@ class UpdateGraph(AttackBase):
         for n in range(len(rows) + 1, N + 1):
             if progress is not None:
                 progress(n - 1, N + 1, f"release {n}")
-            feas, risk = backward_risks(sp, model, n)
+            # the earlier prefixes' rows from the present targets' rows alone (an absent target's row is zero:
+            # the same counts, and the same first target of highest risk - target 0 when every risk is 0)
+            feas, risk = backward_risks(sp, model, n, compact=n < N)
             vul = 0
             vul_rec = np.zeros(len(links.targets), dtype=bool)
             versions = 0
             m = 0.0
             for i in range(n):
-                size = feas[i].sum(axis=1)
-                p = present[i]
-                versions += int(p.sum())
-                one = p & (size == 1)
-                vul += int(one.sum())
-                vul_rec |= one
-                r = risk[i].max(axis=1)
-                t = int(np.argmax(r))
-                if r[t] > m + 1e-12:
-                    m = float(r[t])
-                if r[t] > best[0] + 1e-12:
-                    best = (float(r[t]), t, n)
+                if n < N:
+                    idx, f = feas[i]
+                    one = f.sum(axis=1) == 1
+                    versions += len(idx)
+                    vul += int(one.sum())
+                    vul_rec[idx[one]] = True
+                    r = risk[i].max(axis=1) if len(idx) else np.zeros(1)
+                    k = int(np.argmax(r))
+                    t, top = (int(idx[k]), float(r[k])) if r[k] > 0 else (0, 0.0)
+                else:
+                    size = feas[i].sum(axis=1)
+                    p = present[i]
+                    versions += int(p.sum())
+                    one = p & (size == 1)
+                    vul += int(one.sum())
+                    vul_rec |= one
+                    r = risk[i].max(axis=1)
+                    t = int(np.argmax(r))
+                    top = r[t]
+                if top > m + 1e-12:
+                    m = float(top)
+                if top > best[0] + 1e-12:
+                    best = (float(top), t, n)
             rows.append({"release": n, "records": int(present[n - 1].sum()), "versions": versions,
                          "vulnerable_values": vul, "vulnerable_records": int(vul_rec.sum()), "max_risk": m})
         inconsistent = np.zeros(len(links.targets), dtype=bool)

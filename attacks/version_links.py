@@ -217,8 +217,11 @@ def containing_matrix(release: Release, points: np.ndarray, chunk: int = 1024) -
     sizes, indices = [], []
     for _, inc in _containing_chunks(release, points[first], chunk):
         flat = np.flatnonzero(inc)  # row-major: row k's classes ascending, then row k + 1's
-        sizes.append(np.diff(np.searchsorted(flat, np.arange(len(inc) + 1) * n_cls)))
-        indices.append((flat % n_cls).astype(np.int32))
+        start = np.arange(len(inc) + 1, dtype=np.int64) * n_cls
+        size = np.diff(np.searchsorted(flat, start))
+        sizes.append(size)
+        flat -= np.repeat(start[:-1], size)  # the class of each (a subtraction: no division)
+        indices.append(flat.astype(np.int32))
     indptr = np.concatenate([[0], np.cumsum(np.concatenate(sizes))])
     indices = np.concatenate(indices)
     member = sparse.csr_matrix((np.ones(len(indices), dtype=bool), indices, indptr), shape=(len(first), n_cls))
