@@ -5,10 +5,11 @@ arrays, counted here as the attack counted them before (every target, absent one
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from attacks.update_graph import UpdateGraph, backward_risks, forward_pass, link_versions, node_weights
+from multirelease.errors import InputError
 from multirelease.sequence import Adversary
 from test_update_graph import _sequence
 
@@ -44,7 +45,10 @@ def _rows_full(links, model):
 @given(data=st.data())
 def test_prefix_rows_are_those_of_the_full_arrays(data):
     publisher = data.draw(st.sampled_from(["naive", "m_distinct", "m_invariance"]))
-    seq, model, _ = _sequence(data, publisher, n_releases=data.draw(st.integers(3, 5)))
+    try:
+        seq, model, _ = _sequence(data, publisher, n_releases=data.draw(st.integers(3, 5)))
+    except InputError:  # a stream that empties the small table before its last release
+        assume(False)
     view = seq.view(Adversary(sensitive="transitions"), model)
     links = link_versions(view, model, "population")
     _, (rows, best), _ = UpdateGraph(linkage="population")._run_links(links, model)
