@@ -101,8 +101,14 @@ def check_signature_invariance(publisher: str, prev: PrivateRows, cur: PrivateRo
     """Xiao & Tao's signature invariance: every continuing record's QI-group has the same set of values."""
     pg, cg = prev.group_of(), cur.group_of()
     pv, cv = prev.group_values(), cur.group_values()
+    same: dict[tuple, bool] = {}  # (previous group, group) -> same set of values: compared once per pair
     for p in continuing:
-        if p in pg and p in cg and set(pv[pg[p]]) != set(cv[cg[p]]):
+        if p not in pg or p not in cg:
+            continue
+        key = (pg[p], cg[p])
+        if key not in same:
+            same[key] = set(pv[key[0]]) == set(cv[key[1]])
+        if not same[key]:
             refuse(publisher, "signature invariance",
                    f"record '{p}' (signature {sorted(set(pv[pg[p]]))}, now {sorted(set(cv[cg[p]]))})")
 
