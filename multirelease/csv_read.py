@@ -8,10 +8,13 @@ skipped line for an ``offset``).  :func:`read_csv_frame` parses with ``pyarrow.c
 provably agree, and hands the file to pandas otherwise, so that every table, and every refusal (exit 2, one
 line, :mod:`multirelease.errors`), is pandas' own:
 
-* the file holds no quote character (pandas' quoting interacts with ``skipinitialspace``) and no NUL byte,
-  does not start with a line break, and its separator is not a space or a tab;
-* the header decodes as UTF-8, has two fields or more, none of them empty and no two equal (pandas renames
-  those: ``Unnamed: 1``, ``a.1``);
+* the file holds no NUL byte and no lone ``\r`` (lines end with ``\n`` or ``\r\n``), does not start with a
+  line break, and its separator is not a space or a tab;
+* the header decodes as UTF-8, has no quote, two fields or more, none of them empty and no two equal (pandas
+  renames those: ``Unnamed: 1``, ``a.1``);
+* in a file with quotes (a release's ``"[47,48]"``), no value pyarrow returns holds a quote (one pyarrow did
+  not take as quoting: after a space, pandas' ``skipinitialspace`` opens a quoted field there) or starts with
+  a space (quoted, pandas keeps it; unquoted, pandas drops it);
 * pyarrow parses every line into exactly the header's fields, as UTF-8 text, one record per line (a ragged
   line, a blank line - pandas skips those, also among the records an ``offset`` skips -, or bytes that are
   not UTF-8, and pandas reads the file and words the refusal or the table).
@@ -29,7 +32,8 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["read_csv_frame", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame"]
+__all__ = ["read_csv_frame", "read_csv_bytes", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame",
+           "arrow_csv_bytes"]
 
 
 def pandas_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.DataFrame:
@@ -43,6 +47,17 @@ def arrow_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.
     """pyarrow's reader where it provably agrees with :func:`pandas_csv_frame` (module docstring), else
     ``None`` (pyarrow not installed included)."""
     try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return None
+    if sep in " \t":
+        return None
+    return arrow_csv_bytes(path.read_bytes(), sep, offset, limit)
+
+
+def arrow_csv_bytes(data: bytes, sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame | None:
+    """:func:`arrow_csv_frame` of a file's bytes."""
+    try:
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.csv as pcsv
@@ -50,8 +65,11 @@ def arrow_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.
         return None
     if sep in " \t":
         return None
-    data = path.read_bytes()
-    if b'"' in data or b"\x00" in data or data.startswith((b"\n", b"\r")):
+    crlf = data.count(b"\r\n") if b"\r" in data else 0
+    if b"\x00" in data or data.startswith((b"\n", b"\r")) or data.count(b"\r") != crlf:
+        return None  # a lone \r ends a line for both readers, but pandas' offset counts such lines its own way
+    quotes = data.count(b'"')
+    if quotes % 2:  # a quoted field left open (pandas refuses the file); every accepted quote opens or closes
         return None
     end = min((i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0), default=len(data))
     try:
@@ -59,27 +77,30 @@ def arrow_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.
     except UnicodeDecodeError:
         return None
     names = [n.lstrip(" ") for n in header.removeprefix("\ufeff").split(sep)]
-    if len(names) < 2 or "" in names or len(set(names)) != len(names):
+    if len(names) < 2 or "" in names or len(set(names)) != len(names) or '"' in header:
         return None
     try:
         table = pcsv.read_csv(
             pa.py_buffer(data),
             read_options=pcsv.ReadOptions(column_names=names, skip_rows=1),
-            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False, double_quote=False,
-                                            escape_char=False, newlines_in_values=False, ignore_empty_lines=True),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char='"' if quotes else False,
+                                            double_quote=quotes, escape_char=False, newlines_in_values=False,
+                                            ignore_empty_lines=True),
             convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, null_values=[],
                                                 strings_can_be_null=False, check_utf8=True))
     except (pa.ArrowInvalid, pa.ArrowException):
         return None
     # a blank line (pandas skips it, and does not count it in the offset; pyarrow skips it too): a line without
     # a record.  The offset is taken after the count (pyarrow's skip_rows_after_names counts blank lines)
-    crlf = data.count(b"\r\n") if b"\r" in data else 0
-    lines = data.count(b"\n") + data.count(b"\r") - crlf + (not data.endswith((b"\n", b"\r")))
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
     if table.num_rows != lines - 1:
         return None
     table = table.slice(offset, limit) if limit is not None else table.slice(offset)
-    table = pa.table([pc.utf8_ltrim(c, characters=" ") if pc.any(pc.starts_with(c, " ")).as_py() else c
-                      for c in table.columns], names=names)
+    spaced = [pc.any(pc.starts_with(c, " ")).as_py() for c in table.columns]
+    if quotes and (any(spaced) or any(pc.any(pc.match_substring(c, '"')).as_py() for c in table.columns)):
+        return None  # a quote pyarrow kept, or a leading space that was perhaps quoted (pandas keeps those)
+    table = pa.table([pc.utf8_ltrim(c, characters=" ") if sp else c for c, sp in zip(table.columns, spaced)],
+                     names=names)
     return _frame(table)
 
 
@@ -99,6 +120,16 @@ def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = No
     (whose exceptions the caller words)."""
     frame = arrow_csv_frame(path, sep, offset, limit)
     return frame if frame is not None else pandas_csv_frame(path, sep, offset, limit)
+
+
+def read_csv_bytes(data: bytes, sep: str) -> pd.DataFrame:
+    """:func:`read_csv_frame` of a file's bytes (a release file: :func:`multirelease.release.read_release_bytes`)."""
+    import io
+
+    frame = arrow_csv_bytes(data, sep)
+    if frame is not None:
+        return frame
+    return pd.read_csv(io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True)
 
 
 def read_parquet_frame(path: Path, offset: int = 0, limit: int | None = None, *, source: str | None = None

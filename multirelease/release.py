@@ -27,7 +27,6 @@ is the group; it must be declared (``anatomy=True``).
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -477,6 +476,7 @@ def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits
                        separator: str | None = None, anatomy: bool = False, notation: str | None = None) -> Release:
     """:func:`read_release_csv` of a file's bytes (``source`` names it in errors)."""
     from .arx import SEPARATORS, detect_separator
+    from .csv_read import read_csv_bytes
 
     if separator is None:
         if notation is not None:
@@ -484,9 +484,8 @@ def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits
         else:
             header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
             separator = detect_separator(header, (*schema.names, *RESERVED_COLUMNS))
-    try:
-        frame = pd.read_csv(io.BytesIO(data), sep=separator, dtype=str, keep_default_na=False,
-                            skipinitialspace=True)
+    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.csv_read)
+        frame = read_csv_bytes(data, separator)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=source) from None
     if not len(frame):

@@ -161,3 +161,25 @@ def test_parquet_snapshot_loads_as_its_csv(tmp_path):
     with pytest.raises(InputError, match="cannot read Parquet") as err:
         load_scenario(_scenario(tmp_path, {"file": "fake.parquet"}, "fake.yaml"))
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("notation", ["native", "arx"])
+def test_release_files_read_alike_with_either_reader(tmp_path, monkeypatch, notation):
+    """A published release (native: quoted intervals ``"[47,48]"``; ARX: ``;``) read back by pyarrow - taken on
+    these files - and by pandas: the same release, written out again byte for byte."""
+    from multirelease.release import read_release_bytes, release_csv
+
+    path = _scenario(tmp_path, {"file": str(ADULT / "adult.csv"), "separator": ";", "limit": 400})
+    from multirelease.pipeline import run_scenario
+
+    release = run_scenario(load_scenario(path), attack=False).sequence.releases[0]
+    text = release_csv(release, notation).encode("utf-8")
+    sep = ";" if notation == "arx" else ","
+    assert csv_read.arrow_csv_bytes(text, sep) is not None
+    schema = release.schema
+    fast = read_release_bytes(text, schema, source="r.csv", separator=sep, notation=notation if notation != "native"
+                              else None)
+    monkeypatch.setattr(csv_read, "arrow_csv_bytes", lambda *a, **k: None)
+    slow = read_release_bytes(text, schema, source="r.csv", separator=sep, notation=notation if notation != "native"
+                              else None)
+    assert release_csv(fast, notation) == release_csv(slow, notation) == text.decode("utf-8")
