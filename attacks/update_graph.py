@@ -60,7 +60,7 @@ joint lower bound counts only versions of components where a world was found (``
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -80,6 +80,23 @@ __all__ = ["UpdateGraph", "VersionLinks", "link_versions", "node_weights", "sug_
 
 
 # ---------------------------------------------------------------------- the DP over layered graphs
+#: multiply-adds of one block of :func:`_rows_matmul` (OpenBLAS computes a product of at most 2^18 on one thread)
+_BLOCK = 1 << 18
+
+
+def _rows_matmul(x: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """``x @ P`` for a tall ``x`` (targets x values) and a small ``P``, in blocks of rows small enough for one
+    BLAS thread: one threaded call costs ten times the CPU on a busy machine (the second thread waits for a
+    core, spinning), and every row is the same kernel's sums either way (the same numbers)."""
+    rows = max(1, _BLOCK // max(1, P.shape[0] * P.shape[1]))
+    if len(x) <= rows:
+        return x @ P
+    out = np.empty((len(x), P.shape[1]), dtype=np.result_type(x, P))
+    for s in range(0, len(x), rows):
+        np.matmul(x[s:s + rows], P, out=out[s:s + rows])
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class SugPass:
     """The forward sweep of every target: normalized forward sums and forward reachability per release."""
@@ -88,6 +105,18 @@ class SugPass:
     fwd: list
     weights: list
     present: list
+    #: per release, the present targets' rows (``layer``): the same for every prefix's backward sweep
+    _layers: dict = field(default_factory=dict, repr=False)
+
+    def layer(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(targets present in release i, their weights, forward-reachable nodes of positive weight, their
+        forward sums)``."""
+        out = self._layers.get(i)
+        if out is None:
+            idx = np.flatnonzero(self.present[i])
+            w = self.weights[i][idx]
+            out = self._layers[i] = (idx, w, self.fwd[i][idx] & (w > 0), self.alpha[i][idx])
+        return out
 
 
 def forward_pass(weights: Sequence[np.ndarray], present: Sequence[np.ndarray], model: TransitionModel,
@@ -116,8 +145,9 @@ def forward_pass(weights: Sequence[np.ndarray], present: Sequence[np.ndarray], m
         gap = i - last
         for k in np.unique(gap[cont]):
             sel = np.flatnonzero(cont & (gap == k))
-            a[sel] = w[sel] * (cur_a[sel] @ model.step_prob(int(k)))
-            f[sel] = (w[sel] > 0) & ((cur_f[sel].astype(np.float64) @ model.steps(int(k)).astype(np.float64)) > 0)
+            a[sel] = w[sel] * _rows_matmul(cur_a[sel], model.step_prob(int(k)))
+            f[sel] = (w[sel] > 0) & (_rows_matmul(cur_f[sel].astype(np.float64),
+                                                  model.steps(int(k)).astype(np.float64)) > 0)
         a = np.where(f, a, 0.0)
         s = a.sum(axis=1, keepdims=True)
         a = np.divide(a, s, out=np.zeros_like(a), where=s > 0)
@@ -145,8 +175,7 @@ def backward_risks(sp: SugPass, model: TransitionModel, n: int, compact: bool = 
     for i in range(n - 1, -1, -1):
         # the targets present in release i only (an absent target's row is zero throughout): row by row the
         # same numbers as over every target, the products taken on the same rows in the same order
-        idx = np.flatnonzero(sp.present[i])
-        w = sp.weights[i][idx]
+        idx, w, reach, alpha = sp.layer(i)
         # backward sums; a node reaches the last layer iff its backward sum is positive (every weight and
         # P_trans entry on a path is positive, and the per-layer rescaling keeps the sums far from underflow)
         b = np.zeros((len(idx), V))
@@ -156,11 +185,11 @@ def backward_risks(sp: SugPass, model: TransitionModel, n: int, compact: bool = 
         gap = nx - i
         for k in np.unique(gap[cont]):
             sel = np.flatnonzero(cont & (gap == k))
-            b[sel] = cur_wb[idx[sel]] @ model.step_prob(int(k)).T
+            b[sel] = _rows_matmul(cur_wb[idx[sel]], model.step_prob(int(k)).T)
         s = b.sum(axis=1, keepdims=True)
         b /= np.where(s > 0, s, 1.0)
-        f = sp.fwd[i][idx] & (b > 0) & (w > 0)
-        ab = np.where(f, sp.alpha[i][idx] * b, 0.0)
+        f = reach & (b > 0)
+        ab = np.where(f, alpha * b, 0.0)
         z = ab.sum(axis=1, keepdims=True)
         if compact:
             risk[i] = ab / np.where(z > 0, z, 1.0)

@@ -1,9 +1,9 @@
 """m-Distinct and m-Distinct* (Li & Zhou, sections IV-V): re-publication under insertions, deletions and
 internal updates, with counterfeit records.
 
-Over 500 lines because it is one algorithm: the publisher class follows Algorithm 1 step by step (its
-building blocks - signatures, intersection plans, the assignment's scores - are in
-:mod:`publishers._m_distinct_parts`), and cutting the steps apart would scatter one procedure.
+The publisher class follows Algorithm 1 step by step; its building blocks - signatures, allowed masks,
+intersection plans - are in :mod:`publishers._m_distinct_parts`, the assignment's scores (eq. 3) over arrays in
+:mod:`publishers._m_assign`.
 
 Definitions (section IV.A): the *candidate update set* ``CUS(a)`` of a value is the set it may update to
 (Definition 12, from the public ``transitions``); a QI-group's *update set signature* ``USS(g)`` is the
