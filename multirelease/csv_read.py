@@ -95,10 +95,10 @@ def arrow_csv_bytes(data: bytes, sep: str, offset: int = 0, limit: int | None = 
     lines = data.count(b"\n") + (not data.endswith(b"\n"))
     if table.num_rows != lines - 1:
         return None
-    table = table.slice(offset, limit) if limit is not None else table.slice(offset)
     spaced = [pc.any(pc.starts_with(c, " ")).as_py() for c in table.columns]
     if quotes and (any(spaced) or any(pc.any(pc.match_substring(c, '"')).as_py() for c in table.columns)):
         return None  # a quote pyarrow kept, or a leading space that was perhaps quoted (pandas keeps those)
+    table = table.slice(offset, limit) if limit is not None else table.slice(offset)
     table = pa.table([pc.utf8_ltrim(c, characters=" ") if sp else c for c, sp in zip(table.columns, spaced)],
                      names=names)
     return _frame(table)
