@@ -24,8 +24,9 @@ one registry, :data:`STORES` - the module's only mutable object, whose open conn
 closed and removed at exit.  :func:`clear_cache` closes them at once (the next release re-reads its database,
 as a new process would); no result depends on whether a store was open.
 
-Size: about 545 lines, over the usual 500: the schema, the one-transaction writer and the store registry
-share the database's layout, and splitting them would spread one file format over several modules.
+Size: about 590 lines, over the usual 500: the schema, its packed columns, the one-transaction writer and the
+store registry share the database's layout, and splitting them would spread one file format over several
+modules.
 """
 from __future__ import annotations
 
