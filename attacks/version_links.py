@@ -303,7 +303,8 @@ def node_weights(links: VersionLinks, i: int, weights: str = "frequency") -> np.
         rows = counts
     rows = rows / np.maximum(rows.sum(axis=1, keepdims=True), 1e-300)
     m = links.member[i]
-    per_loc = np.asarray(m.astype(np.float64) @ rows)
+    ones = sparse.csr_matrix((np.ones(len(m.indices)), m.indices, m.indptr), shape=m.shape, copy=False)
+    per_loc = np.asarray(ones @ rows)  # m's structure shared, not copied (m.astype copies the indices too)
     mult = np.diff(m.indptr).astype(np.float64)
     nz = mult > 0
     per_loc[nz] /= mult[nz, None]
