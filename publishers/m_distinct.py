@@ -60,6 +60,7 @@ smallest buckets (all pairs when there are fewer), since all pairs are quadratic
 """
 from __future__ import annotations
 
+import gc
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -139,6 +140,20 @@ class MDistinct(PublisherBase):
     # ------------------------------------------------------------------ publish
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:
+        # The buckets are hundreds of thousands of small lists, tuples and dicts, none of them in a cycle: the
+        # cyclic collector's full passes over them reclaim nothing (26 passes, 0 objects, a quarter of the
+        # CPU on adult_updates_m_distinct), so it pauses while one release is built; reference counting still
+        # frees everything as usual.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._publish(snapshot, attributes=attributes, state=state, rng=rng)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _publish(self, snapshot: Table, *, attributes: Sequence[str] | None, state: Mapping | None,
+                 rng: np.random.Generator) -> PublishResult:
         schema = snapshot.schema
         attributes = self.published_attributes(snapshot, attributes, need_sensitive=True)
         model = self.model
