@@ -20,7 +20,8 @@ def test_update_stream_applies_exactly(data):
     assert len(stream) == 3
     for change in stream:
         before = table.frame
-        after = table.apply(change).frame
+        new = table.apply(change)
+        after = new.frame
         assert after.index.is_unique
         assert list(after.columns) == list(schema.published)
         deleted = set(change.delete)
@@ -38,7 +39,6 @@ def test_update_stream_applies_exactly(data):
             for col in schema.published:
                 assert after.at[rid, col] == change.insert.at[rid, col]
         # the derived views follow the frame
-        new = table.apply(change)
         assert new.qi_codes.shape == (len(after), len(schema.quasi))
         for j, name in enumerate(schema.quasi):
             h = schema[name].hierarchy
