@@ -85,12 +85,9 @@ _BLOCK = 1 << 18
 
 
 def _rows_matmul(x: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """``x @ P`` for a tall ``x`` (targets x values) and a small ``P``, in blocks of rows small enough for one
-    BLAS thread: one threaded call costs ten times the CPU on a busy machine (the second thread waits for a
-    core, spinning), and every row is the same kernel's sums either way (the same numbers)."""
+    """``x @ P`` for a tall ``x`` (targets x values), in blocks of rows for one BLAS thread: a threaded call
+    costs ten times the CPU on a busy machine (its second thread spins), each row the same sums either way."""
     rows = max(1, _BLOCK // max(1, P.shape[0] * P.shape[1]))
-    if len(x) <= rows:
-        return x @ P
     out = np.empty((len(x), P.shape[1]), dtype=np.result_type(x, P))
     for s in range(0, len(x), rows):
         np.matmul(x[s:s + rows], P, out=out[s:s + rows])
@@ -372,8 +369,8 @@ class UpdateGraph(AttackBase):
         for n in range(len(rows) + 1, N + 1):
             if progress is not None:
                 progress(n - 1, N + 1, f"release {n}")
-            # the earlier prefixes' rows from the present targets' rows alone (an absent target's row is zero:
-            # the same counts, and the same first target of highest risk - target 0 when every risk is 0)
+            # each prefix's row from the present targets' rows alone (an absent target's row is zero: the same
+            # counts, and the same first target of highest risk - target 0 when every risk is 0)
             feas, risk = backward_risks(sp, model, n, compact=n < N)
             vul = 0
             vul_rec = np.zeros(len(links.targets), dtype=bool)
@@ -382,23 +379,17 @@ class UpdateGraph(AttackBase):
             for i in range(n):
                 if n < N:
                     idx, f = feas[i]
-                    one = f.sum(axis=1) == 1
-                    versions += len(idx)
-                    vul += int(one.sum())
-                    vul_rec[idx[one]] = True
-                    r = risk[i].max(axis=1) if len(idx) else np.zeros(1)
-                    k = int(np.argmax(r))
-                    t, top = (int(idx[k]), float(r[k])) if r[k] > 0 else (0, 0.0)
+                    rr = risk[i]
                 else:
-                    size = feas[i].sum(axis=1)
-                    p = present[i]
-                    versions += int(p.sum())
-                    one = p & (size == 1)
-                    vul += int(one.sum())
-                    vul_rec |= one
-                    r = risk[i].max(axis=1)
-                    t = int(np.argmax(r))
-                    top = r[t]
+                    idx = np.flatnonzero(present[i])
+                    f, rr = feas[i][idx], risk[i][idx]
+                one = f.sum(axis=1) == 1
+                versions += len(idx)
+                vul += int(one.sum())
+                vul_rec[idx[one]] = True
+                r = rr.max(axis=1) if len(idx) else np.zeros(1)
+                k = int(np.argmax(r))
+                t, top = (int(idx[k]), float(r[k])) if r[k] > 0 else (0, 0.0)
                 if top > m + 1e-12:
                     m = float(top)
                 if top > best[0] + 1e-12:
