@@ -195,13 +195,14 @@ def generate_stream(data: Table, n_releases: int, params: Mapping, transitions: 
         keep = np.ones(len(present), dtype=bool)
         keep[del_pos] = False
         stay = frame.iloc[np.flatnonzero(keep)]
+        stay_ids = stay.index.to_numpy(dtype=object)  # one conversion (indexing the Index per row is slow)
         update: dict[str, dict[str, str]] = {}
         for attr, rule in rules.items():
             old = stay[attr].to_numpy(dtype=object)
             new = _update_qi(schema[attr].hierarchy, rule, old, rng)
             changed = np.flatnonzero(new != old)
             for j in changed:
-                update.setdefault(stay.index[j], {})[attr] = new[j]
+                update.setdefault(stay_ids[j], {})[attr] = new[j]
         if n_sens:
             name = sens_names[0]
             k = min(n_sens, len(stay))
@@ -215,7 +216,7 @@ def generate_stream(data: Table, n_releases: int, params: Mapping, transitions: 
             nxt = transitions.sample(codes, rng)
             for j, c_old, c_new in zip(pos, codes, nxt):
                 if c_new != c_old:
-                    update.setdefault(stay.index[j], {})[name] = transitions.values[int(c_new)]
+                    update.setdefault(stay_ids[j], {})[name] = transitions.values[int(c_new)]
         n_ins = int(params.get("insert", 0))
         if n_ins > len(pool):
             raise InputError(f"release {idx}: the pool has {len(pool)} rows left, {n_ins} insertions asked",

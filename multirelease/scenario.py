@@ -74,6 +74,9 @@ class Scenario:
     expect: list[Expectation] = field(default_factory=list)  # parsed and validated by the pipeline
     expect_sources: list[str] = field(default_factory=list)  # "expect" | "require", one per expect
     all_applicable: bool = False  # certify with no attack named: every registered attack that applies
+    #: the snapshots validation already computed: release index -> (table before, its change, table after);
+    #: :func:`multirelease.pipeline.build_sequence` takes one when it meets the very same table and change
+    applied: dict[int, tuple[Table, Change, Table]] = field(default_factory=dict, repr=False)
 
     @property
     def source(self) -> str:
@@ -132,9 +135,11 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     else:
         dynamics = _load_dynamics(dyn_spec, schema, data, len(steps), base, source)
     table = data
+    applied: dict[int, tuple[Table, Change, Table]] = {}
     for idx, change in dynamics.items():  # validate every change against the table it will meet
         after = table.apply(change)
         check_updates(transitions, table, after, source=source, key=f"dynamics.{idx}")  # and against the model
+        applied[idx] = (table, change, after)
         table = after
     previous = None
     for step in steps:  # releases given with their snapshots: consecutive snapshots follow the model too
@@ -170,7 +175,8 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     return Scenario(path=Path(path), name=str(name), description=str(doc.get("description") or ""), seed=seed,
                     schema=schema, data=data, dynamics=dynamics, transitions=transitions, steps=steps,
                     adversary=adversary, attack_specs=specs,
-                    expect_lines=[(line, f"expect[{j}]") for j, line in enumerate(lines)], targets=targets)
+                    expect_lines=[(line, f"expect[{j}]") for j, line in enumerate(lines)], targets=targets,
+                    applied=applied)
 
 
 def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str) -> ReleaseStep:
