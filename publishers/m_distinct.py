@@ -1,10 +1,6 @@
 """m-Distinct and m-Distinct* (Li & Zhou, sections IV-V): re-publication under insertions, deletions and
 internal updates, with counterfeit records.
 
-The publisher class follows Algorithm 1 step by step; its building blocks - signatures, allowed masks,
-intersection plans - are in :mod:`publishers._m_distinct_parts`, the assignment's scores (eq. 3) over arrays in
-:mod:`publishers._m_assign`.
-
 Definitions (section IV.A): the *candidate update set* ``CUS(a)`` of a value is the set it may update to
 (Definition 12, from the public ``transitions``); a QI-group's *update set signature* ``USS(g)`` is the
 multiset of the CUS of its values (Definition 13), inherited by its records; a set of values is a *legal update
@@ -14,6 +10,10 @@ values) and every record's new candidate set is a legal update instance of its p
 sub-SUG loses a node (Lemma 3), so the update-graph attack discloses no value.  *m-Distinct** (section IV.B)
 adds that the CUS of the values in a record's first QI-group are pairwise disjoint: with transitive candidate
 update sets every feasible sub-SUG then has ``>= m`` parallel paths and the risk is at most ``1/m`` (Lemma 4).
+
+The publisher class follows Algorithm 1 step by step; its building blocks - signatures, allowed masks,
+intersection plans - are in :mod:`publishers._m_distinct_parts`, the assignment's scores (eq. 3) over arrays in
+:mod:`publishers._m_assign`.
 
 One release (Algorithm 1):
 
