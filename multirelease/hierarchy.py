@@ -471,6 +471,8 @@ class _Node:
 
 def normalize_values(series: pd.Series) -> pd.Series:
     """:func:`_scalar` over a column, fast when every value is already text."""
+    if isinstance(series.dtype, pd.StringDtype) and not series.isna().any():  # text by its dtype: no scan
+        return series.str.strip()
     if len(series) and all(isinstance(v, str) for v in series.head(64)) and \
             series.map(type).eq(str).all():
         return series.str.strip()
