@@ -5,18 +5,21 @@ prints one JSON line.
   included);
 * :func:`in_fresh_process` - run a script's figure in a new interpreter and return the JSON of its last line;
 * :func:`figure_line` - the common keys first (``bench``, ``seconds``, ``peak_mb``, rounded), the figure's own
-  after.
+  after;
+* :func:`median_time` - the median wall time of a call repeated, with its last result.
 """
 from __future__ import annotations
 
 import json
 import resource
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["peak_mb", "in_fresh_process", "figure_line", "FigureFailed"]
+__all__ = ["peak_mb", "in_fresh_process", "figure_line", "median_time", "FigureFailed"]
 
 
 class FigureFailed(RuntimeError):
@@ -39,3 +42,13 @@ def figure_line(bench: str, data: dict) -> dict:
     line = {"bench": bench, "seconds": round(data.pop("seconds"), 3), "peak_mb": round(data.pop("peak_mb"), 1)}
     line.update(data)
     return line
+
+
+def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """``(median seconds, last result)`` of ``repeat`` calls of ``fn``."""
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out

@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -29,16 +27,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _fresh import median_time  # noqa: E402
 from multirelease.csv_read import pandas_csv_frame, read_csv_frame, read_parquet_frame  # noqa: E402
-
-
-def _timed(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main() -> None:
@@ -57,18 +47,18 @@ def main() -> None:
     new = args.rows // 10
     reads = {"D1": (0, args.rows), "D2": (args.rows, new), "file": (0, None)}
     for what, (offset, limit) in reads.items():
-        t_pd, ref = _timed(lambda: pandas_csv_frame(csv, ";", offset, limit), args.repeat)
-        t_ld, got = _timed(lambda: read_csv_frame(csv, ";", offset, limit), args.repeat)
+        t_pd, ref = median_time(lambda: pandas_csv_frame(csv, ";", offset, limit), args.repeat)
+        t_ld, got = median_time(lambda: read_csv_frame(csv, ";", offset, limit), args.repeat)
         pd.testing.assert_frame_equal(got, ref)
         line = {"figure": f"read_{what}", "rows": len(ref), "pandas_c_s": round(t_pd, 3), "loader_s": round(t_ld, 3),
                 "speedup": round(t_pd / t_ld, 2), "identical": True}
         if limit is None:
-            t_pa, _ = _timed(lambda: pd.read_csv(csv, sep=";", dtype=str, keep_default_na=False, engine="pyarrow"),
+            t_pa, _ = median_time(lambda: pd.read_csv(csv, sep=";", dtype=str, keep_default_na=False, engine="pyarrow"),
                              args.repeat)
             line["pandas_engine_pyarrow_s"] = round(t_pa, 3)
             parquet = folder / "census.parquet"
             ref.to_parquet(parquet, index=False)
-            t_pq, pq = _timed(lambda: read_parquet_frame(parquet), args.repeat)
+            t_pq, pq = median_time(lambda: read_parquet_frame(parquet), args.repeat)
             pd.testing.assert_frame_equal(pq, ref)
             line["parquet_s"] = round(t_pq, 3)
         print(json.dumps(line), flush=True)

@@ -31,12 +31,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
-from _fresh import FigureFailed, figure_line, in_fresh_process, peak_mb
+from _fresh import FigureFailed, figure_line, in_fresh_process, median_time, peak_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult"
@@ -72,15 +70,6 @@ def _mondrian_view(n: int, attributes_list, mode: str = "persistent"):
     return seq.view(Adversary(sensitive=mode))
 
 
-def _timed(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
-
-
 # ---------------------------------------------------------------------- figures
 def fig_linkability_mondrian_2000(repeat: int) -> dict:
     from solver.counting import analyze
@@ -91,7 +80,7 @@ def fig_linkability_mondrian_2000(repeat: int) -> dict:
     def step():
         return analyze(build_problem(view), count=False)
 
-    seconds, a = _timed(step, repeat)
+    seconds, a = median_time(step, repeat)
     n_links = a.linkable.sum(axis=1)
     return {"seconds": seconds, "records": 2000, "classes": view.releases[0].n_classes, "blocks": len(a.blocks),
             "min_linkability": int(n_links.min()), "exact": True, "target_s": 5}
@@ -114,7 +103,7 @@ def fig_linkability_mondrian_2000_scc(repeat: int) -> dict:
                 linkable[mem] |= lk[t]
         return problem, linkable
 
-    seconds, (problem, linkable) = _timed(step, repeat)
+    seconds, (problem, linkable) = median_time(step, repeat)
     return {"seconds": seconds, "records": 2000, "blocks": len(problem.blocks()),
             "min_linkability": int(linkable.sum(axis=1).min()), "exact": True}
 
@@ -124,7 +113,7 @@ def fig_counting_mondrian_2000(repeat: int) -> dict:
     from solver.worlds import build_problem
 
     view = _mondrian_view(2000, [None])
-    seconds, a = _timed(lambda: analyze(build_problem(view)), repeat)
+    seconds, a = median_time(lambda: analyze(build_problem(view)), repeat)
     return {"seconds": seconds, "records": 2000, "max_breach": float(a.breach.max()), "exact": a.all_exact}
 
 
@@ -135,7 +124,7 @@ def fig_linkability_two_releases_2000(repeat: int) -> dict:
     view = _mondrian_view(2000, [("age", "education", "sex", "occupation"),
                                  ("marital-status", "workclass", "race", "occupation")])
 
-    seconds, a = _timed(lambda: analyze(build_problem(view), count=False, time_limit=60), repeat)
+    seconds, a = median_time(lambda: analyze(build_problem(view), count=False, time_limit=60), repeat)
     exact = a.linkability_exact
     return {"seconds": seconds, "records": 2000, "releases": 2, "blocks": len(a.blocks),
             "largest_block": max(b.block.n_people for b in a.blocks),
@@ -159,7 +148,7 @@ def fig_sequential_preprocessing_adult(repeat: int) -> dict:
 
     sc = _shmueli_tassa_adult()
     pub = sc.steps[0].publisher
-    seconds, (state, _) = _timed(lambda: pub._worlds(sc.data, None, np.random.default_rng(0)), repeat)
+    seconds, (state, _) = median_time(lambda: pub._worlds(sc.data, None, np.random.default_rng(0)), repeat)
     return {"seconds": seconds, "records": len(sc.data), "l": 5}
 
 
@@ -174,7 +163,7 @@ def fig_sequential_releases_adult(repeat: int) -> dict:
     state, _ = pub._worlds(sc.data, None, np.random.default_rng(0))
     per_release = []
     for step in sc.steps:
-        t, res = _timed(lambda: pub.publish(sc.data, attributes=step.attributes, state=state,
+        t, res = median_time(lambda: pub.publish(sc.data, attributes=step.attributes, state=state,
                                             rng=np.random.default_rng(step.index)), repeat)
         state = res.state
         per_release.append(round(t, 3))
@@ -192,13 +181,13 @@ def fig_sequential_release_index_adult(repeat: int) -> dict:
     pub = sc.steps[0].publisher
     state, _ = pub._worlds(sc.data, None, np.random.default_rng(0))
     attrs = sc.steps[0].attributes
-    first, res = _timed(lambda: pub.publish(sc.data, attributes=attrs, state=state,
+    first, res = median_time(lambda: pub.publish(sc.data, attributes=attrs, state=state,
                                             rng=np.random.default_rng(1)), repeat)
     state = res.state
     for step in sc.steps[1:]:
         state = pub.publish(sc.data, attributes=step.attributes, state=state,
                             rng=np.random.default_rng(step.index)).state
-    last, res11 = _timed(lambda: pub.publish(sc.data, attributes=attrs, state=state,
+    last, res11 = median_time(lambda: pub.publish(sc.data, attributes=attrs, state=state,
                                              rng=np.random.default_rng(1)), repeat)
     same = bool(res.release.to_frame().equals(res11.release.to_frame()))
     return {"seconds": last, "release_1_s": round(first, 3), "ratio": round(last / first, 3),
