@@ -481,6 +481,8 @@ def normalize_values(series: pd.Series) -> pd.Series:
 
 def _scalar(value: Any) -> str:
     """Raw values are compared as text; YAML numbers ``39`` and ``39.0`` both become ``'39'``."""
+    if type(value) is str:  # the common case first (tens of thousands of cells per generated release)
+        return value.strip()
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():

@@ -120,6 +120,8 @@ class LedgerRelease:
 
 
 _FIELDS = tuple(LedgerRelease.__dataclass_fields__)
+#: the compressed columns of a release's row (:meth:`Ledger.blobs`), in table order
+_BLOBS = ("release_csv", "counterfeits_csv", "snapshot", "truth", "state")
 
 
 class Ledger:
@@ -228,10 +230,8 @@ class Ledger:
     def blobs(self, n: int) -> dict[str, bytes | None]:
         """The private and published bytes of release ``n``: release_csv, counterfeits_csv, snapshot, truth,
         state (decompressed)."""
-        row = self.con.execute("SELECT release_csv, counterfeits_csv, snapshot, truth, state FROM releases "
-                               "WHERE n = ?", (n,)).fetchone()
-        keys = ("release_csv", "counterfeits_csv", "snapshot", "truth", "state")
-        return {k: _unpack(v) for k, v in zip(keys, row)}
+        row = self.con.execute(f"SELECT {', '.join(_BLOBS)} FROM releases WHERE n = ?", (n,)).fetchone()
+        return {k: _unpack(v) for k, v in zip(_BLOBS, row)}
 
     def release(self, n: int, schema: Schema) -> tuple[Release, Table]:
         """Release ``n`` as published (from the ledger's copy) and the snapshot behind it."""
@@ -246,7 +246,7 @@ class Ledger:
 
     def blob(self, n: int, key: str) -> bytes | None:
         """One of :meth:`blobs` (``key``: one of its names), the others left unread."""
-        if key not in ("release_csv", "counterfeits_csv", "snapshot", "truth", "state"):
+        if key not in _BLOBS:
             raise KeyError(key)
         row = self.con.execute(f"SELECT {key} FROM releases WHERE n = ?", (n,)).fetchone()
         return _unpack(row[0])
@@ -280,7 +280,7 @@ class Ledger:
         values = [getattr(row, f) for f in _FIELDS]
         blobs = [_pack(release_csv), None if counterfeits_csv is None else _pack(counterfeits_csv),
                  _pack(snapshot), _pack(truth_json.encode()), _pack(json.dumps(state, sort_keys=True).encode())]
-        cols = _FIELDS + ("release_csv", "counterfeits_csv", "snapshot", "truth", "state")
+        cols = _FIELDS + _BLOBS
         self.con.execute(f"INSERT INTO releases ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                          values + blobs)
 

@@ -203,7 +203,7 @@ class Table:
                             raise InputError(f"unknown attribute '{attr}'", file=change.source, key=change.key)
                         a = known_attrs[attr] = self.schema[attr]
                     h = a.hierarchy
-                    v = value.strip() if type(value) is str else _scalar(value)  # _scalar's text case, inlined
+                    v = _scalar(value)
                     if a.is_sensitive and _is_missing(a, v):
                         raise InputError(_missing_problem(attr, v) + f" (update of record {rid})",
                                          file=change.source, key=change.key)
