@@ -26,7 +26,9 @@ Every field is then text, never null (an empty field is ``""``), and loses its l
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -36,9 +38,9 @@ __all__ = ["read_csv_frame", "read_csv_bytes", "read_parquet_frame", "pandas_csv
            "arrow_csv_bytes"]
 
 
-def pandas_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.DataFrame:
+def pandas_csv_frame(path: Path | IO[bytes], sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:
     """pandas' reader, the reference semantics (a callable ``skiprows``: ``range(1, offset + 1)`` would be
-    materialized, a MemoryError for an offset of 10**15)."""
+    materialized, a MemoryError for an offset of 10**15); ``path`` may be an open binary file."""
     return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
                        skiprows=(lambda i: 0 < i <= offset) if offset else None, nrows=limit)
 
@@ -46,11 +48,7 @@ def pandas_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd
 def arrow_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.DataFrame | None:
     """pyarrow's reader where it provably agrees with :func:`pandas_csv_frame` (module docstring), else
     ``None`` (pyarrow not installed included)."""
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return None
-    if sep in " \t":
+    if sep in " \t":  # before reading the file (arrow_csv_bytes declines these too)
         return None
     return arrow_csv_bytes(path.read_bytes(), sep, offset, limit)
 
@@ -124,12 +122,8 @@ def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = No
 
 def read_csv_bytes(data: bytes, sep: str) -> pd.DataFrame:
     """:func:`read_csv_frame` of a file's bytes (a release file: :func:`multirelease.release.read_release_bytes`)."""
-    import io
-
     frame = arrow_csv_bytes(data, sep)
-    if frame is not None:
-        return frame
-    return pd.read_csv(io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True)
+    return frame if frame is not None else pandas_csv_frame(io.BytesIO(data), sep)
 
 
 def read_parquet_frame(path: Path, offset: int = 0, limit: int | None = None, *, source: str | None = None
