@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from multirelease.errors import InputError
 
-__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "executor_for", "current_executor",
+__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "executor_for", "current_executor", "plan_chunks",
            "use_executor", "chunks"]
 
 
@@ -157,3 +157,17 @@ def chunks(sizes: Sequence[int], parts: int, *, min_size: int = 0) -> list[list[
         out[k].append(i)
         heapq.heappush(heap, (load + sizes[i], k))
     return [sorted(x) for x in out if x]
+
+
+def plan_chunks(sizes: Sequence[int], *, chunk_work: int, max_chunks: int, parallel_work: int,
+                executor: Executor | None = None) -> tuple[list[list[int]], Executor]:
+    """The chunks of one call and who solves them: :func:`chunks` of ``sizes`` into about ``total //
+    chunk_work`` parts (at most ``max_chunks``; from the sizes alone, so the answers are the same whichever
+    executor runs them), and ``executor`` (else :func:`current_executor`) - in this process instead when
+    there is one chunk, or when local processes would get less than ``parallel_work`` in all."""
+    total = sum(sizes)
+    parts = chunks(sizes, max(1, min(max_chunks, total // chunk_work)))
+    ex = executor if executor is not None else current_executor()
+    if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < parallel_work):
+        ex = InlineExecutor()
+    return parts, ex

@@ -153,7 +153,7 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
         The feasible sub-SUGs after the last release (:func:`attacks.update_graph.backward_risks`); only their
         values get variables.  Records whose SUG is empty (inconsistent with the model) are left out.
     """
-    from .executor import InlineExecutor, LocalExecutor, chunks, current_executor
+    from .executor import InlineExecutor, plan_chunks
     from .update_tasks import UpdateChunk, solve_update_chunk
 
     t0 = time.perf_counter()
@@ -182,13 +182,9 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
     work = [c for c in sorted(range(n_comp), key=lambda c: comp_size[c]) if comp_size[c]]
     comp_pairs = {c: [(t[cuts[c]:cuts[c + 1]], g[cuts[c]:cuts[c + 1]]) for t, g, cuts in by_comp] for c in work}
     sizes = [int(comp_size[c]) + sum(len(t) for t, _ in comp_pairs[c]) for c in work]
-    total = sum(sizes)
     # chunks from the input alone (a chunk's time budget and its components' order depend on it); one chunk
     # for small inputs: exactly the single-process loop, smallest component first
-    parts = chunks(sizes, max(1, min(_MAX_CHUNKS, total // _CHUNK_WORK))) if work else []
-    ex = current_executor()
-    if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < _PARALLEL_WORK):
-        ex = InlineExecutor()
+    parts, ex = plan_chunks(sizes, chunk_work=_CHUNK_WORK, max_chunks=_MAX_CHUNKS, parallel_work=_PARALLEL_WORK)
     steps = {k: model.steps(k) for k in range(1, N)}
     # several chunks share one wall-clock deadline (time_limit for the call, as in one process)
     deadline = time.time() + time_limit if len(parts) > 1 else None

@@ -188,14 +188,10 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
     """Every sub-block of ``blocks`` (the problem's blocks), through the executor (module docstring):
     ``(block position, BlockCounts, linkable, linkability exact, proven)`` per sub-block, in the order of
     :func:`solver.worlds_reduce.reduce_blocks_tagged` over all the blocks."""
-    from .executor import InlineExecutor, LocalExecutor, chunks, current_executor
+    from .executor import InlineExecutor, plan_chunks
 
-    sizes = [block_size(b) for b in blocks]
-    total = sum(sizes)
-    parts = chunks(sizes, max(1, min(_MAX_CHUNKS, total // _CHUNK_WORK)))
-    ex = executor if executor is not None else current_executor()
-    if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < _PARALLEL_WORK):
-        ex = InlineExecutor()
+    parts, ex = plan_chunks([block_size(b) for b in blocks], chunk_work=_CHUNK_WORK, max_chunks=_MAX_CHUNKS,
+                            parallel_work=_PARALLEL_WORK, executor=executor)
     deadline = None
     if len(parts) == 1:  # one chunk: the whole problem, the caller's generator (the single-process run)
         rngs = [rng]
