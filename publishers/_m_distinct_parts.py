@@ -10,7 +10,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["allowed_masks", "allowed_masks_of", "counterfeit_values", "random_counterfeit_values", "edge_colouring",
+__all__ = ["allowed_masks", "allowed_masks_of", "counterfeit_values", "random_counterfeit_values", "sampled_counterfeit_values",
+           "spread_deficits", "entry_preferences", "edge_colouring",
            "Bucket", "intersection_plan", "intersection_key", "intersection_keys", "bits", "union_of"]
 
 
@@ -231,6 +232,101 @@ def random_counterfeit_values(entries: Sequence[int], counts: Sequence[int], fre
     relabelled = [sum(1 << int(label[b]) for b in bits(e)) for e in entries]
     fill = counterfeit_values(relabelled, counts, {int(label[v]): c for v, c in freq.items()}, delta, V)
     return None if fill is None else [[int(order[x]) for x in f] for f in fill]
+
+def sampled_counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapping[int, int], delta: int,
+                               V: int, rng: np.random.Generator, preference: Sequence[np.ndarray]
+                               ) -> list[list[int]] | None:
+    """:func:`counterfeit_values` with each counterfeit's value drawn at random from its entry's ``preference``
+    (weights over the values, e.g. the values of the real rows in entries of that CUS), conditioned on the
+    bucket staying balanceable: the counterfeits are taken one at a time in a random order; each draws among
+    its entry's values with room left (below ``delta``), and a value after which the others can no longer be
+    placed (a max-flow) is struck and the draw repeated.  Feasible whenever :func:`counterfeit_values` is (the
+    value of one of its solutions always passes); ``None`` otherwise."""
+    if counterfeit_values(entries, counts, freq, delta, V) is None:
+        return None
+    left = [int(c) for c in counts]
+    freq = {int(v): int(c) for v, c in freq.items()}
+    out: list[list[int]] = [[] for _ in entries]
+    slots = np.repeat(np.arange(len(entries)), left)
+    for i in rng.permutation(slots):
+        i = int(i)
+        left[i] -= 1
+        w = np.zeros(V)
+        for v in bits(entries[i]):
+            if freq.get(v, 0) < delta:
+                w[v] = max(float(preference[i][v]), 1e-9)
+        while True:
+            v = int(rng.choice(V, p=w / w.sum()))
+            freq[v] = freq.get(v, 0) + 1
+            if not any(left) or counterfeit_values(entries, left, freq, delta, V) is not None:
+                break
+            freq[v] -= 1
+            w[v] = 0.0
+        out[i].append(v)
+    return out
+
+
+def spread_deficits(allowed: Sequence[int], rows: Sequence[Sequence[int]], vals: np.ndarray, delta: int,
+                    rng: np.random.Generator) -> list[list[int]]:
+    """Re-place a bucket's rows on its entries so that its deficits - the ``k * delta - n`` slots its
+    counterfeits will fill - fall on entries drawn uniformly at random, one slot at a time, among those that
+    still leave every row a place (a row of value ``v`` may sit at an entry whose ``allowed`` mask has ``v``;
+    each placement is a max-flow, :func:`counterfeit_values` with the entries as its values).
+
+    Why (issue 13, counterfeits indistinguishable): a counterfeit is taken for one row of its QI-group, so it
+    must sit at an entry chosen as blindly as the real rows' are.  Algorithm 3's scan leaves the deficits at
+    the entries that no flexible row can reach - entries whose candidate update sets hold the bucket's rarer
+    values - and the counterfeits then carry rarer values than their group (measured on Adult: the counterfeit's
+    entry ranked 0.43 by frequency, KS p 1e-19).  Returns the new rows per entry (the same rows, values and so
+    the same bucket frequencies and QI box)."""
+    k = len(allowed)
+    n = sum(len(lst) for lst in rows)
+    need = k * delta - n
+    if need <= 0 or k < 2:
+        return [list(lst) for lst in rows]
+    by_value: dict[int, list[int]] = {}
+    for lst in rows:
+        for r in lst:
+            by_value.setdefault(int(vals[r]), []).append(r)
+    values = sorted(by_value)
+    # the flow of counterfeit_values with roles swapped: value classes of rows are its "entries" (their masks
+    # the entries that allow them), the bucket's entries its "values" (capacity delta - deficit)
+    masks = [sum(1 << i for i, a in enumerate(allowed) if a >> v & 1) for v in values]
+    counts = [len(by_value[v]) for v in values]
+    deficit = dict.fromkeys(range(k), 0)
+    for _ in range(need):
+        for i in rng.permutation(k).tolist():
+            if deficit[i] >= delta:
+                continue
+            deficit[i] += 1
+            if counterfeit_values(masks, counts, deficit, delta, k) is not None:
+                break
+            deficit[i] -= 1
+        else:  # the rows as given are a placement with this many deficits, so some entry always takes one
+            raise AssertionError("spread_deficits: no placement of the rows")
+    placed = counterfeit_values(masks, counts, deficit, delta, k)
+    out: list[list[int]] = [[] for _ in range(k)]
+    for v, at in zip(values, placed):
+        for r, e in zip(by_value[v], rng.permutation(np.asarray(at, dtype=np.int64)).tolist()):
+            out[e].append(r)
+    return out
+
+
+def entry_preferences(entries: Sequence[int], rows: Sequence[Sequence[int]], vals: np.ndarray, V: int,
+                      fallback: Mapping[int, np.ndarray]) -> list[np.ndarray]:
+    """The weights :func:`sampled_counterfeit_values` draws an entry's counterfeit values from: the values of the
+    real rows at that entry (a counterfeit looks like a real row of its entry: mostly the value the entry's
+    records kept, sometimes one they updated to), or ``fallback[cus]`` for an entry without real rows (the real
+    rows of all entries with that candidate update set in the release).  Measured on Adult (issue 13): drawing
+    from all entries of the CUS instead, or from the table's frequencies, leaves a frequency tell."""
+    out = []
+    for e, lst in zip(entries, rows):
+        if lst:
+            out.append(np.bincount(vals[np.asarray(lst, dtype=np.int64)], minlength=V).astype(np.float64))
+        else:
+            out.append(fallback[e])
+    return out
+
 
 def edge_colouring(edges: Sequence[tuple[int, int]], delta: int) -> list[int]:
     """A proper edge colouring with ``delta`` colours of a bipartite multigraph of maximum degree ``<= delta``

@@ -25,10 +25,13 @@ One release (Algorithm 1):
    go to the (bucket, entry) of highest score (eq. 3: ``1/lambda`` when the assignment does not raise the
    bucket's counterfeit need ``delta = max(F_max, |e_1|, ..)``, else ``-lambda``; ``lambda`` the growth of
    the bucket's QI area; ties to the emptier entry).  An old record fits its own bucket and the intersection
-   buckets made from it (``USS(t_pre)`` implies them) at an entry containing its value; a new record fits any
-   entry containing its value (it is placed only where it fills a gap, ``epsilon = 1``: a new record never
-   raises a bucket's counterfeits; otherwise it is left for step 3).  Each bucket is then balanced: every entry
-   is filled to ``delta`` rows with counterfeits;
+   buckets made from it (``USS(t_pre)`` implies them) at an entry containing its value.  With ``refill: true``
+   a new record fits any entry containing its value (it is placed only where it fills a gap, ``epsilon = 1``:
+   a new record never raises a bucket's counterfeits; otherwise it is left for step 3); by default new records
+   all go to step 3 (below).  Each bucket is then balanced: its rows are re-placed so that the deficits fall on
+   entries drawn uniformly at random among the feasible ones (``spread_deficits``), and every entry is filled
+   to ``delta`` rows with counterfeits whose values are drawn like the entry's real rows' (``entry_preferences``,
+   ``sampled_counterfeit_values``);
 3. **new records** without a suitable bucket are partitioned into m-unique QI-groups like a static table (as
    m-invariance does), with counterfeits when they are not m-eligible; for m-Distinct* the groups' values must
    have pairwise disjoint CUS;
@@ -36,8 +39,8 @@ One release (Algorithm 1):
    the least split score, while both halves stay m-eligible (no value on more rows than an entry holds); a
    bucket that cannot be split further is cut into ``delta`` QI-groups of one row per entry and distinct
    values (a proper edge colouring of the bipartite multigraph entries x values, König's theorem).  Counterfeit
-   values are chosen when balancing, each in its entry's CUS, by a max-flow that keeps every value at most
-   ``delta`` (the paper picks them at random per group, which can leave no legal value: buckets whose entries
+   values are chosen when balancing, each in its entry's CUS, conditioned by a max-flow that keeps every value
+   at most ``delta`` (the paper picks them at random per group, which can leave no legal value: buckets whose entries
    lack distinct representatives, e.g. the intersection ``{a}, {a}``, are dropped, and a row may only take a
    value on an edge of some entry-saturating matching, ``allowed_masks``);
 5. **generalization** of each QI-group to the closure of its real rows, and the counterfeit statistics.
@@ -55,8 +58,14 @@ unless asked.  The state (JSON, private) holds every record's USS (as bitmasks o
 last release's rows (person, group, value, uid) and the statistics of the last release: counterfeits (total
 and per group), groups, buckets.
 
-Deviation from the paper, for speed: intersection buckets are built only among the ``intersect_limit``
-smallest buckets (all pairs when there are fewer), since all pairs are quadratic in the number of buckets.
+Deviations from the paper, for counterfeits that cannot be told from real rows (issue 13: the counterfeit
+statistics publish how many rows of each group are counterfeit, and m-Distinct's guarantee holds only while the
+adversary cannot tell which): by default no new record refills an old bucket's gap and no intersection bucket is
+built.  Both made the counterfeits' values rarer than their groups' real values on Adult (the gaps no arrival
+can refill are those of rare values; the intersection buckets' counterfeits ranked 0.41-0.45 by frequency);
+``refill: true`` and ``intersect_limit: N`` bring them back (far fewer counterfeits) with that tell.  With them,
+intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there are
+fewer), since all pairs are quadratic in the number of buckets.
 """
 from __future__ import annotations
 
@@ -73,8 +82,9 @@ from multirelease.transitions import TransitionModel, load_transitions
 from .base import PublisherBase, PublishResult
 from ._m_assign import assign_new, assign_old
 from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_distinct_parts import (Bucket, allowed_masks, allowed_masks_of, edge_colouring, intersection_keys,
-                                random_counterfeit_values, union_of)
+from ._m_distinct_parts import (Bucket, allowed_masks, allowed_masks_of, edge_colouring, entry_preferences,
+                                intersection_keys, random_counterfeit_values, sampled_counterfeit_values,
+                                spread_deficits, union_of)
 from ._m_guarantee import PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique, refuse
 from .m_invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
 
@@ -95,8 +105,14 @@ class MDistinct(PublisherBase):
         (:mod:`publishers._m_cohorts`) so that m-Distinct also holds against a record-tracking adversary.
     transitions : mapping, optional
         The public update model (the scenario's ``transitions`` when not given).
-    intersect_limit : int >= 0, default 150
-        Intersection buckets are built among at most this many (the smallest) buckets.
+    intersect_limit : int >= 0, default 0
+        Intersection buckets (Algorithm 2) are built among at most this many (the smallest) buckets; 0 builds
+        none.  Off by default: their counterfeits carry rarer values than their groups (measured, issue 13).
+    refill : bool, default False
+        New records fill the gaps of old buckets (Algorithm 3, ``epsilon = 1``): far fewer counterfeits, but
+        which gaps stay counterfeit then depends on the value (frequent values have arrivals, rare ones do not),
+        so the counterfeits can be told apart by their values (issue 13).  Off by default: new records form
+        groups of their own (phase 3).
     """
 
     name = "m_distinct"
@@ -104,9 +120,9 @@ class MDistinct(PublisherBase):
     paper = ('Li & Zhou, "Challenging More Updates: Towards Anonymous Re-publication of Fully Dynamic Datasets" '
              "(papers/000): m-Distinct Definitions 12-15, Algorithm 1 (sections IV-V)")
     params = {"m": Interval(int, 2, None), "star": Boolean(), "uid": Boolean(), "transitions": Anything(),
-              "intersect_limit": Interval(int, 0, None)}
+              "intersect_limit": Interval(int, 0, None), "refill": Boolean()}
     required = ("m",)
-    defaults = {"star": False, "uid": False, "intersect_limit": 150}
+    defaults = {"star": False, "uid": False, "intersect_limit": 0, "refill": False}
     #: the requirement lines certification judges (:meth:`PublisherBase.guarantee_requirements`); the publisher
     #: itself checks each release as :attr:`guarantee_checks` lists, on the last two releases
     guarantee = ("update_graph.vulnerable_values == 0", ("intersection.violations == 0", "uid"))
@@ -292,26 +308,33 @@ class MDistinct(PublisherBase):
         order = sorted(own, key=lambda r: (len(candidates[r]), r))
         arrays = assign_old(order, candidates, buckets, vals, points, inv_spans, V)
         # new records fill gaps only (epsilon = 1), best lambda first
-        leftover = assign_new(arrays, rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else [],
-                              vals, points)
+        if self.config["refill"]:
+            leftover = assign_new(arrays, rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else [],
+                                  vals, points)
+        else:  # issue 13: refilling is value-dependent (frequent values have arrivals, rare ones do not)
+            leftover = list(new_rows)
 
-        # balancing: counterfeits fill every entry to delta, their values (each in its entry's CUS) chosen by a
-        # max-flow so that no value exceeds delta; delta grows only when no such choice exists (every row is on
-        # an allowed edge, so one exists once delta >= the bucket's row count)
+        # balancing: counterfeits fill every entry to delta, at entries drawn blindly (spread_deficits), their
+        # values (each in its entry's CUS) drawn like the entry's real rows' (entry_preferences) under the
+        # max-flow that keeps every value at most delta; delta grows only when no such choice exists (every row
+        # is on an allowed edge, so one exists once delta >= the bucket's row count)
         groups: list[GroupSpec] = []
         fake_value: dict[int, int] = {}
         next_fake = -1
         used_buckets = [b for b in buckets.values() if b.n]
+        fallback = self._fallback_preferences(used_buckets, vals, V, ctx["weights"])
         for b in used_buckets:
             d = b.delta()
+            b.rows = spread_deficits(b.allowed, b.rows, vals, d, rng)
             while True:
-                fill = random_counterfeit_values(b.entries, [d - len(lst) for lst in b.rows], b.freq, d, V, rng,
-                                                 ctx["weights"])
+                fill = sampled_counterfeit_values(b.entries, [d - len(lst) for lst in b.rows], b.freq, d, V, rng,
+                                                  entry_preferences(b.entries, b.rows, vals, V, fallback))
                 if fill is not None:
                     break
                 if d > b.n + len(b.entries):
                     raise AssertionError("m_distinct: a bucket cannot be balanced")  # excluded by allowed_masks
                 d += 1
+                b.rows = spread_deficits(b.allowed, b.rows, vals, d, rng)
             entries = []
             for lst, fv in zip(b.rows, fill):
                 lst = list(lst)
@@ -337,6 +360,19 @@ class MDistinct(PublisherBase):
         rest = np.sort(np.asarray(leftover, dtype=np.int64))
         groups.extend(self._new_groups(rest, ctx))
         return groups, {"buckets": len(used_buckets), "illegal": illegal, "new_records_grouped": int(len(rest))}
+
+    @staticmethod
+    def _fallback_preferences(buckets: Sequence[Bucket], vals: np.ndarray, V: int, weights: np.ndarray
+                              ) -> dict[int, np.ndarray]:
+        """Per candidate update set of some entry, the values of the real rows at all entries with that CUS (plus
+        the table's frequencies, normalized to weight one row): what :func:`entry_preferences` draws from for an
+        entry without real rows."""
+        per: dict[int, list[int]] = {}
+        for b in buckets:
+            for e, lst in zip(b.entries, b.rows):
+                per.setdefault(e, []).extend(lst)
+        base = np.asarray(weights, dtype=np.float64) / float(np.sum(weights))
+        return {e: np.bincount(vals[np.asarray(lst, dtype=np.int64)], minlength=V) + base for e, lst in per.items()}
 
     def _new_groups(self, rest: np.ndarray, ctx) -> list[GroupSpec]:
         """Phase 3: m-unique QI-groups of records published for the first time (m-Distinct*: values of pairwise
@@ -495,4 +531,4 @@ class MDistinctStar(MDistinct):
     name = "m_distinct_star"
     #: the paper and its definitions (the reference, ``multirelease describe``)
     paper = ("Li & Zhou (papers/000): m-Distinct* section IV.B, Lemma 4, section V.D")
-    defaults = {"star": True, "uid": False, "intersect_limit": 150}
+    defaults = {"star": True, "uid": False, "intersect_limit": 0, "refill": False}

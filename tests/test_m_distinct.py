@@ -50,9 +50,12 @@ def _counterfeits_consistent(release, truth):
 
 
 @settings(max_examples=40)
-@given(data=st.data(), m=st.integers(2, 3))
-def test_m_distinct_lemma_3(data, m):
-    seq, model, states = _sequence(data, "m_distinct", m=m, n_releases=3)
+@given(data=st.data(), m=st.integers(2, 3), refill=st.booleans(), intersect_limit=st.sampled_from([0, 150]))
+def test_m_distinct_lemma_3(data, m, refill, intersect_limit):
+    """Lemma 3 with the default balancing and with Algorithm 3's refilling and Algorithm 2's intersection
+    buckets (``refill``, ``intersect_limit``: off by default, issue 13)."""
+    seq, model, states = _sequence(data, "m_distinct", m=m, n_releases=3, refill=refill,
+                                   intersect_limit=intersect_limit)
     for release, truth, state in zip(seq.releases, seq.truths, states):
         _m_unique(release, m)
         _counterfeits_consistent(release, truth)

@@ -143,8 +143,9 @@ def test_lemma_1_free_updates_leave_earlier_risks_unchanged(data):
 
 
 # ---------------------------------------------------------------------- the attack on published sequences
-def _sequence(data, publisher, *, m=2, n_releases=3, model_kind=None):
-    """A random table, transition model and update stream, published ``n_releases`` times."""
+def _sequence(data, publisher, *, m=2, n_releases=3, model_kind=None, **config):
+    """A random table, transition model and update stream, published ``n_releases`` times (``config``: more
+    parameters of the publisher)."""
     from publishers import PUBLISHERS
 
     schema = data.draw(schemas(min_sensitive=3, max_sensitive=5, identifier=True, subsets=False))
@@ -157,7 +158,7 @@ def _sequence(data, publisher, *, m=2, n_releases=3, model_kind=None):
     if publisher == "naive":
         pub = PUBLISHERS["naive"](l=m)
     else:
-        pub = PUBLISHERS[publisher](m=m)
+        pub = PUBLISHERS[publisher](m=m, **config)
         if hasattr(pub, "bind_transitions"):
             pub.bind_transitions(model)
     seq = ReleaseSequence()
