@@ -64,9 +64,9 @@ adversary cannot tell which): by default no new record refills an old bucket's g
 built.  Both made the counterfeits' values rarer than their groups' real values on Adult (the gaps no arrival
 can refill are those of rare values; the intersection buckets' counterfeits ranked 0.41-0.45 by frequency);
 ``refill: true`` and ``intersect_limit: N`` bring them back (far fewer counterfeits) with that tell.  Left, and
-weak: a counterfeit whose entry's common value is already on ``delta`` rows takes a neighbour in the window,
-so counterfeits sit at the middle of their group's values slightly more often than real rows (measured in
-tests/test_counterfeit_indistinguishable.py).  With them,
+weak: on the full Adult stream counterfeits sit at the middle of their group's values (in the domain's order)
+slightly more often than real rows; the measurements and two attempts that did not close it are in
+tests/test_counterfeit_indistinguishable.py.  With them,
 intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there are
 fewer), since all pairs are quadratic in the number of buckets.
 """
