@@ -241,8 +241,10 @@ def sampled_counterfeit_values(entries: Sequence[int], counts: Sequence[int], fr
     bucket staying balanceable: the counterfeits are taken one at a time in a random order; each draws among
     its entry's values with room left (below ``delta``), and a value after which the others can no longer be
     placed (a max-flow) is struck and the draw repeated.  Feasible whenever :func:`counterfeit_values` is (the
-    value of one of its solutions always passes); ``None`` otherwise."""
-    if counterfeit_values(entries, counts, freq, delta, V) is None:
+    value of one of its solutions always passes); ``None`` otherwise.  A fill of the remaining slots is kept, so
+    the max-flow runs only when the drawn value is not one the fill already gives that entry."""
+    plan = counterfeit_values(entries, counts, freq, delta, V)  # a fill of the slots not drawn yet
+    if plan is None:
         return None
     left = [int(c) for c in counts]
     freq = {int(v): int(c) for v, c in freq.items()}
@@ -258,7 +260,14 @@ def sampled_counterfeit_values(entries: Sequence[int], counts: Sequence[int], fr
         while True:
             v = int(rng.choice(V, p=w / w.sum()))
             freq[v] = freq.get(v, 0) + 1
-            if not any(left) or counterfeit_values(entries, left, freq, delta, V) is not None:
+            if v in plan[i]:  # the plan's other slots still fit: no max-flow needed
+                plan[i].remove(v)
+                break
+            if not any(left):
+                break
+            replanned = counterfeit_values(entries, left, freq, delta, V)
+            if replanned is not None:
+                plan = replanned
                 break
             freq[v] -= 1
             w[v] = 0.0
@@ -271,7 +280,8 @@ def spread_deficits(allowed: Sequence[int], rows: Sequence[Sequence[int]], vals:
     """Re-place a bucket's rows on its entries so that its deficits - the ``k * delta - n`` slots its
     counterfeits will fill - fall on entries drawn uniformly at random, one slot at a time, among those that
     still leave every row a place (a row of value ``v`` may sit at an entry whose ``allowed`` mask has ``v``;
-    each placement is a max-flow, :func:`counterfeit_values` with the entries as its values).
+    each placement is a max-flow, :func:`counterfeit_values` with the entries as its values, needed only once
+    the deficits leave the placement given).
 
     Why (issue 13, counterfeits indistinguishable): a counterfeit is taken for one row of its QI-group, so it
     must sit at an entry chosen as blindly as the real rows' are.  Algorithm 3's scan leaves the deficits at
@@ -294,12 +304,14 @@ def spread_deficits(allowed: Sequence[int], rows: Sequence[Sequence[int]], vals:
     masks = [sum(1 << i for i, a in enumerate(allowed) if a >> v & 1) for v in values]
     counts = [len(by_value[v]) for v in values]
     deficit = dict.fromkeys(range(k), 0)
+    slack = [delta - len(lst) for lst in rows]  # the rows as given place every row while deficit[i] <= slack[i]
     for _ in range(need):
         for i in rng.permutation(k).tolist():
             if deficit[i] >= delta:
                 continue
             deficit[i] += 1
-            if counterfeit_values(masks, counts, deficit, delta, k) is not None:
+            if (all(deficit[j] <= slack[j] for j in range(k))
+                    or counterfeit_values(masks, counts, deficit, delta, k) is not None):
                 break
             deficit[i] -= 1
         else:  # the rows as given are a placement with this many deficits, so some entry always takes one
