@@ -10,9 +10,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["allowed_masks", "allowed_masks_of", "counterfeit_values", "random_counterfeit_values", "sampled_counterfeit_values",
-           "spread_deficits", "entry_preferences", "edge_colouring",
-           "Bucket", "intersection_plan", "intersection_key", "intersection_keys", "bits", "union_of"]
+__all__ = ["allowed_masks", "allowed_masks_of", "counterfeit_values", "random_counterfeit_values",
+           "sampled_counterfeit_values", "spread_deficits", "entry_preferences", "edge_colouring", "Bucket",
+           "intersection_plan", "intersection_key", "intersection_keys", "bits", "union_of"]
 
 
 def _bits_loop(mask: int) -> tuple[int, ...]:
@@ -232,6 +232,7 @@ def random_counterfeit_values(entries: Sequence[int], counts: Sequence[int], fre
     relabelled = [sum(1 << int(label[b]) for b in bits(e)) for e in entries]
     fill = counterfeit_values(relabelled, counts, {int(label[v]): c for v, c in freq.items()}, delta, V)
     return None if fill is None else [[int(order[x]) for x in f] for f in fill]
+
 
 def sampled_counterfeit_values(entries: Sequence[int], counts: Sequence[int], freq: Mapping[int, int], delta: int,
                                V: int, rng: np.random.Generator, preference: Sequence[np.ndarray]

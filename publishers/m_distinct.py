@@ -63,12 +63,11 @@ statistics publish how many rows of each group are counterfeit, and m-Distinct's
 adversary cannot tell which): by default no new record refills an old bucket's gap and no intersection bucket is
 built.  Both made the counterfeits' values rarer than their groups' real values on Adult (the gaps no arrival
 can refill are those of rare values; the intersection buckets' counterfeits ranked 0.41-0.45 by frequency);
-``refill: true`` and ``intersect_limit: N`` bring them back (far fewer counterfeits) with that tell.  Left, and
-weak: on the full Adult stream counterfeits sit at the middle of their group's values (in the domain's order)
-slightly more often than real rows; the measurements and two attempts that did not close it are in
-tests/test_counterfeit_indistinguishable.py.  With them,
-intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there are
-fewer), since all pairs are quadratic in the number of buckets.
+``refill: true`` and ``intersect_limit: N`` bring them back (far fewer counterfeits) with that tell; then, for
+speed, intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there
+are fewer), since all pairs are quadratic in the number of buckets.  Left, and weak: on the full Adult stream
+counterfeits sit at the middle of their group's values (in the domain's order) slightly more often than real
+rows; the measurements and two attempts that did not close it are in tests/test_counterfeit_indistinguishable.py.
 """
 from __future__ import annotations
 
@@ -310,8 +309,7 @@ class MDistinct(PublisherBase):
             candidates[r] = c
         order = sorted(own, key=lambda r: (len(candidates[r]), r))
         arrays = assign_old(order, candidates, buckets, vals, points, inv_spans, V)
-        # new records fill gaps only (epsilon = 1), best lambda first
-        if self.config["refill"]:
+        if self.config["refill"]:  # new records fill gaps only (epsilon = 1), best lambda first
             leftover = assign_new(arrays, rng.permutation(np.asarray(new_rows, dtype=np.int64)) if new_rows else [],
                                   vals, points)
         else:  # issue 13: refilling is value-dependent (frequent values have arrivals, rare ones do not)

@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from multirelease.errors import InputError
 
-__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "executor_for", "current_executor", "plan_chunks",
-           "use_executor", "chunks"]
+__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "executor_for", "current_executor",
+           "plan_chunks", "use_executor", "chunks"]
 
 
 class Executor(Protocol):
