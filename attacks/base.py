@@ -25,7 +25,7 @@ __all__ = ["Attack", "AttackBase", "AttackResult", "Bound", "Progress", "REASONS
 Progress = Callable[[int, int, str], None]
 
 #: why a metric is an interval and not a value
-REASONS = ("time_limit", "budget", "sampled", "lp_bound")
+REASONS = ("time_limit", "budget", "sampled", "lp_bound", "relaxation")
 
 
 class Bound(NamedTuple):

@@ -36,11 +36,13 @@ its time limit while deciding linkability, ``min_linkability`` and ``disclosed``
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from multirelease.errors import InputError
+from multirelease.linking import Linking
 from multirelease.params import Interval, ListOf, Text
 from multirelease.sequence import SequenceView
 from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT, WorldsAnalysis, analyze, witness_world
@@ -139,7 +141,7 @@ class PossibleWorlds(AttackBase):
 
     def analysis(self, view: SequenceView) -> WorldsAnalysis:
         """The engine's full per-individual result (for publishers and tests)."""
-        problem = build_problem(view)
+        problem = build_problem(view, values=[view.linked_values(r) for r in range(len(view.releases))])
         return analyze(problem, max_type_worlds=self.config["max_type_worlds"],
                        time_limit=self.config["time_limit"], samples=self.config["samples"],
                        rng=np.random.default_rng(0))
@@ -147,16 +149,20 @@ class PossibleWorlds(AttackBase):
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         if progress is not None:
             progress(0, 1, "possible worlds")
+        linking = view.linking
         a = self.analysis(view)
         problem = a.problem
-        prot = protected_codes(self.config.get("values"), problem.values)
+        p = _SensitiveView(a, linking)
+        prot = protected_codes(self.config.get("values"), p.values)
         N = problem.n_individuals
         notes = [f"sensitive values are {problem.mode} (adversary.sensitive)"]
+        if linking.note():
+            notes.append(linking.note())
         summary: dict[str, float] = {}
         intervals: dict[str, tuple] = {}
         reasons: dict[str, tuple] = {}
         worst: dict[str, Any] = {}
-        n_links = a.linkable.sum(axis=1)
+        n_links = p.linkable.sum(axis=1)
         estimated = [b for b in a.blocks if not b.exact]
         summary["individuals"] = N
         summary["blocks"] = len(a.blocks)
@@ -166,32 +172,34 @@ class PossibleWorlds(AttackBase):
         if N:
             i = int(np.argmin(n_links))
             worst["min_linkability"] = {"individual": str(problem.individuals[i]),
-                                        "values": [str(problem.values[v]) for v in np.flatnonzero(a.linkable[i])]}
+                                        "values": [str(p.values[v]) for v in np.flatnonzero(p.linkable[i])]}
+            if linking:
+                worst["min_linkability"].update(p.linked(i))
         exact = all(b.exact for b in a.blocks) and a.linkability_exact
         stopped = ("time_limit", f"CP-SAT time limit {self.config['time_limit']:g} s per block")
         if not a.linkability_exact:
             # undecided pairs are reported linkable (an upper set); proven are those a world realizes; every
             # individual takes some value in every world
-            proven = np.maximum(a.linkable_low.sum(axis=1), 1)
+            proven = np.maximum(p.linkable_low.sum(axis=1), 1)
             intervals["min_linkability"] = (int(proven.min()), summary["min_linkability"])
             intervals["disclosed"] = (summary["disclosed"], int((proven == 1).sum()))
             reasons["min_linkability"] = reasons["disclosed"] = stopped
             notes.append("CP-SAT stopped on its time limit while deciding linkability: undecided (individual, "
                          "value) pairs are counted as linkable (min_linkability and disclosed are bounds)")
         if len(prot) and N:
-            sub = a.breach[:, prot]
+            sub = p.breach[:, prot]
             i, vv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(sub), -1, sub))), sub.shape)
             v = int(prot[vv])
             summary["max_breach"] = summary["max_linkage"] = float(sub[i, vv])
-            loc = a.localized[:, :, prot]
+            loc = p.localized[:, :, prot]
             j, li, lv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(loc), -1, loc))), loc.shape)
             summary["max_localized"] = float(loc[j, li, lv])
             if not exact:
                 # the maximum of unknowns in [low_i, high_i] lies in [max low_i, max high_i]
-                intervals["max_breach"] = intervals["max_linkage"] = (float(np.max(a.low[:, prot])),
-                                                                      float(np.max(a.high[:, prot])))
-                intervals["max_localized"] = (float(np.nanmax(a.localized_low[:, :, prot])),
-                                              float(np.nanmax(a.localized_high[:, :, prot])))
+                intervals["max_breach"] = intervals["max_linkage"] = (float(np.max(p.low[:, prot])),
+                                                                      float(np.max(p.high[:, prot])))
+                intervals["max_localized"] = (float(np.nanmax(p.localized_low[:, :, prot])),
+                                              float(np.nanmax(p.localized_high[:, :, prot])))
                 if estimated:
                     why = ("sampled", f"{len(estimated)} block(s) beyond max_type_worlds = "
                            f"{self.config['max_type_worlds']} or the time limit: Markov-chain estimate")
@@ -199,42 +207,60 @@ class PossibleWorlds(AttackBase):
                     why = stopped
                 for m in ("max_breach", "max_linkage", "max_localized"):
                     reasons[m] = why
-            worst["max_breach"] = self._witness(a, int(i), v)
+            worst["max_breach"] = self._witness(a, p, int(i), v)
             worst["max_linkage"] = worst["max_breach"]
             worst["max_localized"] = {"individual": str(problem.individuals[li]),
-                                      "value": str(problem.values[prot[lv]]), "release": problem.releases[j].index,
+                                      "value": str(p.values[prot[lv]]), "release": problem.releases[j].index,
                                       "q": float(loc[j, li, lv])}
-            frac = a.localized_fraction(int(j), int(li), int(prot[lv])) if exact else None
+            frac = p.localized_fraction(int(j), int(li), int(prot[lv])) if exact else None
             if frac is not None:
                 worst["max_localized"]["fraction"] = f"{frac.numerator}/{frac.denominator}"
         else:
             summary["max_breach"] = summary["max_linkage"] = summary["max_localized"] = 0.0
             notes.append("no protected value is published")
+        if linking and problem.mode == "free":
+            # values transient, linking tuples persistent: the engine lets the tuples change too, a relaxation
+            # (its worlds include every true world): linkability is an upper set, probabilities are open
+            why = ("relaxation", "adversary.sensitive free with persistent linking columns "
+                   f"({', '.join(linking.columns)}): the engine lets them change too (a superset of the worlds)")
+            low_link = 1 if N else 0
+            intervals["min_linkability"] = (low_link, intervals.get("min_linkability", (0, summary["min_linkability"]))[1])
+            intervals["disclosed"] = (intervals.get("disclosed", (summary["disclosed"], 0))[0], N)
+            for m in ("max_breach", "max_linkage", "max_localized"):
+                intervals[m] = (None, None)
+            for m in ("min_linkability", "disclosed", "max_breach", "max_linkage", "max_localized"):
+                reasons[m] = why
+            exact = False
+            notes.append("the persistent linking columns are relaxed to changing ones under adversary.sensitive "
+                         "free: min_linkability and disclosed are bounds, the probabilities are not proven")
         if estimated:
             notes.append(f"{len(estimated)} block(s) beyond the exact budget (max_type_worlds = "
                          f"{self.config['max_type_worlds']}): their probabilities are Markov-chain estimates "
                          f"(95% batch-means intervals in worst); bounds hold the proven intervals")
         bounds, proven = settle(summary, intervals, *stopped, reasons=reasons)
         reason = next(iter(bounds.values())).reason if bounds else "time_limit"
-        targets = self._targets(a, prot)
+        targets = self._targets(a, p, prot)
         if progress is not None:
             progress(1, 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(targets),
                             bounds=bounds, notes=tuple(notes), proven=proven, reason=reason)
 
-    def _witness(self, a: WorldsAnalysis, i: int, v: int) -> dict:
+    def _witness(self, a: WorldsAnalysis, p: "_SensitiveView", i: int, v: int) -> dict:
         problem = a.problem
-        out: dict[str, Any] = {"individual": str(problem.individuals[i]), "value": str(problem.values[v]),
-                               "breach": float(a.breach[i, v])}
-        frac = a.breach_fraction(i, v)
+        out: dict[str, Any] = {"individual": str(problem.individuals[i]), "value": str(p.values[v]),
+                               "breach": float(p.breach[i, v])}
+        frac = p.breach_fraction(i, v)
         if frac is not None:
             out["fraction"] = f"{frac.numerator}/{frac.denominator}"
         else:
-            out["ci"] = [float(a.ci_low[i, v]), float(a.ci_high[i, v])]
-            out["proven"] = [float(a.low[i, v]), float(a.high[i, v])]
-        out["localized"] = {str(g.index): (None if np.isnan(a.localized[j, i, v]) else float(a.localized[j, i, v]))
+            out["ci"] = [float(p.ci_low[i, v]), float(p.ci_high[i, v])]
+            out["proven"] = [float(p.low[i, v]), float(p.high[i, v])]
+        out["localized"] = {str(g.index): (None if np.isnan(p.localized[j, i, v]) else float(p.localized[j, i, v]))
                             for j, g in enumerate(problem.releases)}
-        # the worlds of the individual's block(s) in which it has the value
+        if p.linking:
+            out.update(p.linked(i))
+        # the worlds of the individual's block(s) in which it has the value (through its likeliest linked value)
+        vc = p.likeliest(i, v)
         worlds = []
         counts = []
         for slot in range(a.block_of.shape[0]):
@@ -245,29 +271,152 @@ class PossibleWorlds(AttackBase):
             counts.append({"releases": [problem.releases[r].index for r in bc.block.releases],
                            "individuals": bc.block.n_people, "worlds": bc.worlds if bc.exact else None,
                            "method": bc.method})
-            if not bc.linkable[int(a.type_of[slot, i]), v]:
+            if not bc.linkable[int(a.type_of[slot, i]), vc]:
                 continue
             whole = bc.origin if bc.origin is not None else bc.block  # the world of the whole component
             if whole.n_people > 200:
                 continue
-            w = witness_world(problem, whole, i, v, time_limit=self.config["time_limit"])
+            w = witness_world(problem, whole, i, vc, time_limit=self.config["time_limit"])
             if w is not None:
-                worlds.extend(w["releases"])
+                worlds.extend(p.label_world(w["releases"]))
         out["blocks"] = counts
         if worlds:
             out["world"] = worlds
         return out
 
-    def _targets(self, a: WorldsAnalysis, prot: np.ndarray) -> list[dict]:
+    def _targets(self, a: WorldsAnalysis, p: "_SensitiveView", prot: np.ndarray) -> list[dict]:
         problem = a.problem
         if not len(prot) or not problem.n_individuals:
             return []
-        best = np.nanmax(a.breach[:, prot], axis=1)
+        best = np.nanmax(p.breach[:, prot], axis=1)
         order = np.argsort(-best, kind="stable")[:_TOP_TARGETS]
         rows = []
         for i in order.tolist():
-            v = int(prot[int(np.nanargmax(a.breach[i, prot]))])
-            rows.append({"individual": str(problem.individuals[i]), "value": str(problem.values[v]),
-                         "breach": float(a.breach[i, v]), "exact": bool(a.exact[i, v]),
-                         "linkable": [str(problem.values[x]) for x in np.flatnonzero(a.linkable[i])]})
+            v = int(prot[int(np.nanargmax(p.breach[i, prot]))])
+            rows.append({"individual": str(problem.individuals[i]), "value": str(p.values[v]),
+                         "breach": float(p.breach[i, v]), "exact": bool(p.exact[i, v]),
+                         "linkable": [str(p.values[x]) for x in np.flatnonzero(p.linkable[i])]})
         return rows
+
+
+class _SensitiveView:
+    """The engine's per-(individual, linked value) results read on the sensitive value alone.
+
+    With persistent linking columns (:mod:`multirelease.linking`) the engine's values are linked values
+    (sensitive value and linking tuple); the worlds in which ``o`` has sensitive value ``s`` are the disjoint
+    union, over the linked values ``(s, t)``, of the worlds in which ``o`` has ``(s, t)`` (one tuple per
+    individual, 004 Definition 3.1), so probabilities add up and linkability is their union.  Without linking
+    columns this is the engine's result as it is.
+    """
+
+    def __init__(self, a: WorldsAnalysis, linking: Linking):
+        self.a = a
+        self.linking = linking
+        if not linking:
+            self.values = a.problem.values
+            for name in ("linkable", "linkable_low", "breach", "low", "high", "localized", "localized_low",
+                         "localized_high", "exact", "ci_low", "ci_high"):
+                setattr(self, name, getattr(a, name))
+            self.codes = np.arange(len(self.values))
+            return
+        codes, self.values = Linking.project(a.problem.values)
+        self.codes = codes
+        V = len(self.values)
+
+        def add(x):
+            x = np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
+            moved = np.moveaxis(x, -1, 0)
+            acc = np.zeros((V,) + moved.shape[1:], dtype=np.float64)
+            np.add.at(acc, codes, moved)
+            return np.moveaxis(acc, 0, -1)
+
+        def any_(x):
+            return add(np.asarray(x, dtype=np.float64)) > 0
+
+        def all_(x):
+            return add(1.0 - np.asarray(x, dtype=np.float64)) == 0
+
+        self.linkable = any_(a.linkable)
+        self.linkable_low = any_(a.linkable_low if a.linkable_low is not None else a.linkable)
+        self.breach = np.minimum(add(a.breach), 1.0)
+        self.low = np.minimum(add(a.low), 1.0)
+        self.high = np.minimum(add(a.high), 1.0)
+        self.ci_low = np.minimum(add(a.ci_low), 1.0)
+        self.ci_high = np.minimum(add(a.ci_high), 1.0)
+        self.exact = all_(a.exact)
+
+        def add_nan(x):  # NaN where the individual is absent from the table stays NaN
+            if x is None:
+                return None
+            absent = np.isnan(x).all(axis=-1, keepdims=True)
+            out = np.minimum(add(x), 1.0)
+            return np.where(absent, np.nan, out)
+
+        self.localized = add_nan(a.localized)
+        self.localized_low = add_nan(a.localized_low)
+        self.localized_high = add_nan(a.localized_high)
+
+    def _members(self, v: int) -> np.ndarray:
+        return np.flatnonzero(self.codes == v)
+
+    def breach_fraction(self, i: int, v: int) -> Fraction | None:
+        if not self.linking:
+            return self.a.breach_fraction(i, v)
+        total = Fraction(0)
+        for vc in self._members(v):
+            if not self.a.linkable[i, vc]:
+                continue
+            f = self.a.breach_fraction(i, int(vc))
+            if f is None:
+                return None
+            total += f
+        return total
+
+    def localized_fraction(self, j: int, i: int, v: int) -> Fraction | None:
+        if not self.linking:
+            return self.a.localized_fraction(j, i, v)
+        total = Fraction(0)
+        for vc in self._members(v):
+            f = self.a.localized_fraction(j, i, int(vc))
+            if f is None:
+                return None
+            total += f
+        return total
+
+    def likeliest(self, i: int, v: int) -> int:
+        """The engine's value code behind ``(i, v)``: the linked value of ``v`` with the largest breach."""
+        if not self.linking:
+            return v
+        members = self._members(v)
+        return int(members[int(np.argmax(self.a.breach[i, members]))])
+
+    def linked(self, i: int) -> dict:
+        """What the linking columns showed of individual ``i``: its linkable linked values, and the columns."""
+        vals = self.a.problem.values
+        return {"linked_by": list(self.linking.columns),
+                "linked_values": [self.linking.label(vals[x]) for x in np.flatnonzero(self.a.linkable[i])]}
+
+    def label_world(self, releases: list) -> list:
+        if not self.linking:
+            return releases
+        out = []
+        for rel in releases:
+            rel = dict(rel)
+            for key, val in list(rel.items()):
+                if isinstance(val, str):
+                    rel[key] = self.linking.label(val)
+                elif isinstance(val, list):
+                    rel[key] = [self._label_any(x) for x in val]
+                elif isinstance(val, dict):
+                    rel[key] = {k: self._label_any(x) for k, x in val.items()}
+            out.append(rel)
+        return out
+
+    def _label_any(self, x):
+        if isinstance(x, str):
+            return self.linking.label(x)
+        if isinstance(x, (list, tuple)):
+            return [self._label_any(y) for y in x]
+        if isinstance(x, dict):
+            return {k: self._label_any(y) for k, y in x.items()}
+        return x

@@ -9,9 +9,11 @@ sensitive values behave between releases.  Attacks receive a :class:`SequenceVie
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 from .errors import InputError
+from .linking import Linking, linking_of
 from .release import Release, ReleaseTruth
 from .table import Table
 
@@ -23,6 +25,9 @@ ADVERSARY_KEYS = {
     "record_tracking": bool,
     "correspondence": bool,
     "sensitive": ("persistent", "free", "transitions"),
+    #: linking columns (published, neither quasi-identifier nor sensitive) whose values change between
+    #: releases: they link nothing (:mod:`multirelease.linking`); every other one is persistent
+    "changing": list,
 }
 
 
@@ -35,6 +40,8 @@ class Adversary:
     record_tracking: bool = False
     correspondence: bool = False
     sensitive: str = "persistent"
+    #: linking columns that change between releases (the others are persistent, :mod:`multirelease.linking`)
+    changing: tuple = ()
 
     @classmethod
     def from_mapping(cls, spec: Any, *, source: str | None = None, key: str = "adversary") -> "Adversary":
@@ -51,6 +58,11 @@ class Adversary:
             if rule is bool:
                 if not isinstance(value, bool):
                     raise InputError(f"must be true or false, got {value!r}", file=source, key=f"{key}.{name}")
+            elif rule is list:
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise InputError(f"must be a list of attribute names, got {value!r}", file=source,
+                                     key=f"{key}.{name}")
+                value = tuple(value)
             elif value not in rule:
                 raise InputError(f"must be one of {', '.join(rule)}, got {value!r}", file=source, key=f"{key}.{name}")
             values[name] = value
@@ -79,6 +91,16 @@ class SequenceView:
     @property
     def schema(self):
         return self.releases[0].schema
+
+    @cached_property
+    def linking(self) -> Linking:
+        """The persistent linking columns every attack reads (:mod:`multirelease.linking`); raises
+        :class:`InputError` for a persistent column published by some releases and not others."""
+        return linking_of(self.releases, self.adversary.changing)
+
+    def linked_values(self, r: int):
+        """Release ``r``'s linked values: sensitive value and persistent linking tuple (:meth:`Linking.values`)."""
+        return self.linking.values(self.releases[r])
 
 
 @dataclass(eq=False)

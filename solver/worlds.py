@@ -185,7 +185,8 @@ class WorldsProblem:
 
 
 # ---------------------------------------------------------------------- construction
-def build_problem(view: SequenceView, *, mode: str | None = None) -> WorldsProblem:
+def build_problem(view: SequenceView, *, mode: str | None = None,
+                  values: Sequence[np.ndarray] | None = None) -> WorldsProblem:
     """The possible-worlds problem of what an adversary sees.
 
     Parameters
@@ -195,6 +196,9 @@ def build_problem(view: SequenceView, *, mode: str | None = None) -> WorldsProbl
         its sensitive columns are blank).
     mode : "persistent" | "free", optional
         Default ``view.adversary.sensitive``.
+    values : list of arrays, optional
+        Per release, the values the worlds assign (default the published sensitive values); the
+        possible-worlds attack passes the linked values of :mod:`multirelease.linking`.
 
     Raises
     ------
@@ -207,7 +211,7 @@ def build_problem(view: SequenceView, *, mode: str | None = None) -> WorldsProbl
                          key="adversary.sensitive")
     if not view.releases:
         raise InputError("no release to analyse")
-    points, ids, values = [], [], []
+    points, ids = [], []
     for r, release in enumerate(view.releases):
         pop = view.population[r] if r < len(view.population) else None
         if pop is None:
@@ -218,7 +222,8 @@ def build_problem(view: SequenceView, *, mode: str | None = None) -> WorldsProbl
         cols = [list(pop.schema.quasi).index(n) for n in release.quasi]
         points.append(pop.qi_codes[:, cols])
         ids.append(pop.ids)
-        values.append(np.asarray(release.sensitive, dtype=object))
+    if values is None:
+        values = [np.asarray(release.sensitive, dtype=object) for release in view.releases]
     return problem_from_arrays(view.releases, points, ids, values, mode=mode)
 
 
