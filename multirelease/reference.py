@@ -83,11 +83,12 @@ def _notes(cls: type) -> str:
 def _docstring_params(cls: type, family: Iterable[type]) -> dict[str, str]:
     """Parameter descriptions of ``cls``: its own Parameters section, else its bases', else that of another
     class of the registry declaring the same ``params`` (``non_sequential_diversity``)."""
+    shared = dict(getattr(cls, "shared_param_docs", {}) or {})  # parameters every class of a family takes
     for klass in list(cls.__mro__) + [c for c in family if c.params is cls.params]:
         text = _sections(klass.__dict__.get("__doc__")).get("Parameters")
         if text:
-            return _param_docs(text)
-    return {}
+            return {**shared, **_param_docs(text)}
+    return shared
 
 
 def _paper(cls: type) -> str:
@@ -220,7 +221,8 @@ def _adversary_rows():
 
     defaults = {f.name: f.default for f in fields(Adversary)}
     for key, rule in ADVERSARY_KEYS.items():
-        values = "true or false" if rule is bool else " | ".join(f"`{v}`" for v in rule)
+        values = ("true or false" if rule is bool else "a list of attribute names" if rule is list
+                  else " | ".join(f"`{v}`" for v in rule))
         d = defaults.get(key)
         yield f"`{key}`", values, f"`{str(d).lower() if isinstance(d, bool) else d}`", ADVERSARY_TEXT.get(key, "")
 

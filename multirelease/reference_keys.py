@@ -92,6 +92,11 @@ ADVERSARY_TEXT = {
     "sensitive": "how sensitive values behave between releases: `persistent` (one value per individual for "
                  "the whole sequence), `free` (they change arbitrarily, Wong et al.), `transitions` (they follow "
                  "the `transitions` model, Li & Zhou)",
+    "changing": "linking columns (roles `non-identifier`, `insensitive`: published as they are, unknown to the "
+                "adversary) whose values change between releases, so they link nothing; every other linking "
+                "column is persistent, one value per person, and every attack reads it to link a person's rows "
+                "across releases (Shmueli & Tassa section 5.2, Example 5.1). A column the adversary knows is a "
+                "quasi-identifier: declare it `role: quasi`",
 }
 
 #: keys of one ``dynamics.<i>`` change (``table.Change.from_mapping``)

@@ -146,7 +146,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
         if step.snapshot is not None:
             check_updates(transitions, previous, step.snapshot, source=source, key=f"{step.key}.snapshot")
             previous = step.snapshot
-    adversary = Adversary.from_mapping(doc.get("adversary"), source=source)
+    adversary = Adversary.from_mapping(doc.get("adversary"), source=source, schema=schema)
 
     specs: list[AttackSpec] = []
     spec = doc.get("attacks") or []

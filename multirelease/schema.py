@@ -3,7 +3,10 @@
 Roles (DESIGN.md, "Scenario files"): ``identifier`` (the key of the raw table, never published),
 ``quasi`` (quasi-identifiers: generalized before publication, known to the adversary), ``sensitive``
 (published as is; several sensitive attributes form one composite sensitive value), ``non-identifier`` and
-``insensitive`` (published as is, neither linked on nor protected).
+``insensitive`` (published as is and not protected, but *linking columns*: one value per person across the
+releases unless ``adversary.changing`` says otherwise, which every attack reads to link a person's rows across
+releases - Shmueli & Tassa, section 5.2, Example 5.1; :mod:`multirelease.linking`).  Publishers leave them out
+of multi-release principles' releases unless given ``linking: keep``.
 
 A quasi-identifier generalizes in one of three ways:
 

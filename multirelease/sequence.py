@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 from .errors import InputError
-from .linking import Linking, linking_of
+from .linking import LINKING_ROLES, Linking, linking_of
 from .release import Release, ReleaseTruth
 from .table import Table
 
@@ -44,7 +44,8 @@ class Adversary:
     changing: tuple = ()
 
     @classmethod
-    def from_mapping(cls, spec: Any, *, source: str | None = None, key: str = "adversary") -> "Adversary":
+    def from_mapping(cls, spec: Any, *, source: str | None = None, key: str = "adversary",
+                     schema=None) -> "Adversary":
         if spec is None:
             return cls()
         if not isinstance(spec, Mapping):
@@ -63,6 +64,10 @@ class Adversary:
                     raise InputError(f"must be a list of attribute names, got {value!r}", file=source,
                                      key=f"{key}.{name}")
                 value = tuple(value)
+                for col in value if schema is not None else ():
+                    if col not in schema or schema[col].role not in LINKING_ROLES:
+                        raise InputError(f"'{col}' is not a linking column (an attribute of role "
+                                         f"{' or '.join(LINKING_ROLES)})", file=source, key=f"{key}.{name}")
             elif value not in rule:
                 raise InputError(f"must be one of {', '.join(rule)}, got {value!r}", file=source, key=f"{key}.{name}")
             values[name] = value

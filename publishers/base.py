@@ -12,6 +12,7 @@ The state is plain JSON-serializable data, so release ``i+1`` can be made by ano
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -20,11 +21,17 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.params import validate_params
+from multirelease.linking import LINKING_ROLES
+from multirelease.params import Options, validate_params
 from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table
 
-__all__ = ["Publisher", "PublishResult", "PublisherBase"]
+__all__ = ["Publisher", "PublishResult", "PublisherBase", "LINKING_CHOICES"]
+
+#: what a publisher does with the linking columns (published columns that are neither quasi-identifier nor
+#: sensitive, :mod:`multirelease.linking`): ``omit`` leaves them out of the release, ``keep`` publishes them
+#: as they are (the publisher's own check and the certifying attacks then read them)
+LINKING_CHOICES = ("omit", "keep")
 
 _FRACTION = re.compile(r"(\d+(?:\.\d+)?)\s*/\s*(\d+\.\d+)")
 
@@ -66,6 +73,17 @@ class PublishResult:
         return json.dumps(self.state, sort_keys=True)
 
 
+def _choosing_linking(publish):
+    """Wrap a publisher's ``publish`` so that its ``attributes`` are those of the ``linking`` choice."""
+
+    @functools.wraps(publish)
+    def wrapper(self, snapshot, *args, attributes=None, **kwargs):
+        return publish(self, snapshot, *args, attributes=self.linking_attributes(snapshot.schema, attributes),
+                       **kwargs)
+
+    return wrapper
+
+
 @runtime_checkable
 class Publisher(Protocol):
     name: ClassVar[str]
@@ -87,6 +105,44 @@ class PublisherBase:
     #: an entry ``(line, condition)`` applies only when ``condition`` holds on the config (``"uid"``: the
     #: parameter is true; ``"l > 1"``: it exceeds the number).  Read it through :meth:`guarantee_requirements`.
     guarantee: ClassVar[tuple] = ()
+    #: the default of the ``linking`` parameter every publisher takes (:data:`LINKING_CHOICES`): ``omit`` for a
+    #: multi-release principle (Shmueli & Tassa, section 5.2: a persistent non-identifier links a person's rows
+    #: across releases, which no principle's guarantee accounts for), ``keep`` for a single-release one
+    linking_default: ClassVar[str] = "omit"
+    #: the words of the parameters every publisher takes (the reference reads them)
+    shared_param_docs: ClassVar[dict] = {
+        "linking": "what to do with the linking columns (roles non-identifier and insensitive: published as "
+                   "they are, they link a person's rows across releases, Shmueli & Tassa section 5.2): `omit` "
+                   "leaves them out of the release, `keep` publishes them and the publisher's own check and the "
+                   "certifying attacks read them (a release that breaks the guarantee with them is refused). "
+                   "Default `omit` for multi-release principles, `keep` for single-release ones (mondrian, "
+                   "naive, tds), whose guarantee one unknown column cannot change",
+    }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "linking" not in cls.params:
+            cls.params = {**cls.params, "linking": Options(LINKING_CHOICES)}
+        if cls.defaults.get("linking") != cls.linking_default:
+            cls.defaults = {**cls.defaults, "linking": cls.linking_default}
+        if "publish" in cls.__dict__:
+            cls.publish = _choosing_linking(cls.__dict__["publish"])
+
+    def linking_attributes(self, schema, attributes: Sequence[str] | None) -> Sequence[str] | None:
+        """The attributes to publish once the ``linking`` choice is applied: with ``omit`` the linking columns
+        (roles ``non-identifier`` and ``insensitive``) are left out; naming one in ``attributes`` is then an
+        error that says how to publish it.  Unchanged when the schema has no linking column or with ``keep``."""
+        linking = [a.name for a in schema.attributes if a.role in LINKING_ROLES]
+        if not linking or self.config.get("linking", self.linking_default) == "keep":
+            return attributes
+        if attributes is not None:
+            named = [n for n in attributes if n in linking]
+            if named:
+                raise InputError(f"{self.name} leaves linking column '{named[0]}' out of its releases (linking: "
+                                 f"omit, its default: a persistent column links a person's rows across releases,"
+                                 f" Shmueli & Tassa section 5.2); give linking: keep to publish it")
+            return attributes
+        return tuple(n for n in schema.published if n not in linking)
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         self.config = validate_params(self.name, self.params, params, required=self.required,

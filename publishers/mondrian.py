@@ -214,6 +214,8 @@ class Mondrian(PublisherBase):
     params = {"k": Interval(int, 2, None), "l": Interval(float, 1, None), "l_kind": Options(("distinct", "entropy"))}
     defaults = {"k": 1, "l": 1.0, "l_kind": "distinct"}
     guarantee = ("linking.k >= {k}", ("linking.l_distinct >= {l}", "l > 1"))
+    #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release
+    linking_default = "keep"
 
     def check_config(self, file, key):
         if self.config["k"] <= 1 and self.config["l"] <= 1:

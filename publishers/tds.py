@@ -392,6 +392,8 @@ class TopDownSpecialization(PublisherBase):
     required = ("k",)
     #: what every release keeps, checked before it is returned (formatted with the config)
     guarantee = ("linking.k >= {k}",)
+    #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release
+    linking_default = "keep"
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:

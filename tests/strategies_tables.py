@@ -187,14 +187,16 @@ def any_hierarchies(name: str = "h", *, max_leaves: int = 12) -> st.SearchStrate
 @st.composite
 def schemas(draw, *, min_quasi: int = 1, max_quasi: int = 4, subsets: bool = True, identifier: bool | None = None,
             max_leaves: int = 12, min_sensitive: int = 2, max_sensitive: int = 4,
-            models: Sequence[str] | None = None) -> Schema:
+            models: Sequence[str] | None = None, max_linking: int = 0) -> Schema:
     """A :class:`Schema`: 1-4 quasi-identifiers, one sensitive attribute, maybe an identifier, shuffled.
 
     Each QI draws a generalization model among ``models`` (default ``hierarchy``, ``interval`` and, when
     ``subsets``, ``subsets``): ``hierarchy`` over a categorical or numeric taxonomy, ``interval`` over a
     numeric or ordered one, ``subsets`` over any (at most ``max_leaves`` <= 64 leaves).  The sensitive
     attribute ``disease`` has a flat hierarchy of ``min_sensitive..max_sensitive`` values.
-    ``identifier=None`` draws whether there is an ``id`` column.
+    ``identifier=None`` draws whether there is an ``id`` column.  ``max_linking``: up to that many linking
+    columns (``bt``, ``lab``; role ``non-identifier`` or ``insensitive``, 2-3 values each: Shmueli & Tassa's
+    blood type of Example 5.1, :mod:`multirelease.linking`).
     """
     models = tuple(models) if models is not None else ("hierarchy", "interval") + (("subsets",) if subsets else ())
     q = draw(_ints(min_quasi, max_quasi))
@@ -216,6 +218,10 @@ def schemas(draw, *, min_quasi: int = 1, max_quasi: int = 4, subsets: bool = Tru
     attrs.append(Attribute("disease", "sensitive", Hierarchy.from_nested("disease", sens_values)))
     if identifier if identifier is not None else draw(_BOOL):
         attrs.append(Attribute("id", "identifier"))
+    for name in ("bt", "lab")[:draw(_ints(0, max_linking))] if max_linking else ():
+        values = draw(st.lists(_pick(("O+", "A+", "B-", "AB", "x1", "x2")), unique=True, min_size=2, max_size=3))
+        role = draw(_pick(("non-identifier", "insensitive")))
+        attrs.append(Attribute(name, role, Hierarchy.from_nested(name, values)))
     order = draw(st.permutations(range(len(attrs))))
     return Schema(tuple(attrs[i] for i in order))
 
