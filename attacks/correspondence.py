@@ -51,6 +51,17 @@ Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of targets: rows weighted b
 given) and the per-target names above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
 realizing its crack sizes (buddy pairs per group with counts and instantiation points).
 
+Linking columns (:mod:`multirelease.linking`; Shmueli & Tassa 004, section 5.2).  A published column of role
+``non-identifier`` or ``insensitive`` not declared changing is persistent: a record reappears in every later
+release with the same value of it (section 3.1: the correspondence keeps a record's values), so a generator's
+buddies agree on the *linked value* (sensitive value and linking tuple), not on the sensitive value alone.
+The engines and the closed forms take the linked values as the composite values of the paper's setting
+(buddies agree on the whole value; Theorems 4.2 - 4.4 hold for any value domain, the linking tuple being one
+more component, as for several sensitive attributes), so crack sizes stay exact and count records: no
+projection.  The groups of a class are then the records of one linked value (``worst`` lists them with the
+sensitive value, the labelled linked value and ``linked_by``; generators label their nodes the same way);
+the per-value names ``F_<n>_<value>`` add up the groups of one sensitive value.
+
 Intervals (DESIGN.md, "Verdicts over intervals").  A run stopped by ``budget`` or CP-SAT's ``time_limit``
 (or the closed forms beyond two releases) knows each crack only within proven bounds.  Every summary metric
 is then a proven value or a :class:`~attacks.base.Bound` with its reason: ``FA``, ``CA``, ``BA`` in
@@ -209,7 +220,11 @@ class Correspondence(AttackBase):
         releases = view.releases
         n = len(releases)
         notes: list[str] = []
-        codes, values = sensitive_codes(releases)
+        linking = view.linking
+        # with linking columns buddies agree on the linked value (sensitive value and persistent linking tuple)
+        codes, values = sensitive_codes(releases, [linking.values(r) for r in releases] if linking else None)
+        if linking.note():
+            notes.append(linking.note())
         nodes = [aggregate(r, c) for r, c in zip(releases, codes)]
         if progress:
             progress(0, 3, "targets")
@@ -228,7 +243,8 @@ class Correspondence(AttackBase):
             exact = all(a.exact for a in answers)
         if progress:
             progress(2, 3, "summary")
-        result = _assemble(self, view, nodes, values, targets, requests, where, answers, exact, engine, notes)
+        result = _assemble(self, view, nodes, values, targets, requests, where, answers, exact, engine, notes,
+                           linking)
         if progress:
             progress(3, 3, "done")
         return result
@@ -286,7 +302,7 @@ def _labels(release: Release, leaves) -> dict[str, str]:
 
 
 def _assemble(attack: Correspondence, view, nodes, values, targets, requests, where, answers, exact, engine,
-              notes) -> AttackResult:
+              notes, linking=None) -> AttackResult:
     """The rows, summary and witnesses from the answers' crack intervals.
 
     A row's anonymity is the minimum over its candidate classes, so it lies in ``[min low, min high]``.  Its
@@ -294,8 +310,15 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     intervals leave several classes possible - those whose low end is at most the minimum's high end - the
     crack lies between the smallest low and the largest high of theirs.  ``cracked`` and ``violations``
     count the rows whose crack (anonymity) is proven positive (below ``k``) for their lower end, and those
-    where it may be for their upper end."""
+    where it may be for their upper end.  ``values`` are linked values when ``linking`` has columns: groups
+    are per linked value, shown with their sensitive value and label."""
     from .intervals import min_of_intervals, settle
+
+    if linking:
+        sens_of = linking.sensitive_of(values)
+        shown_values = np.array([linking.label(v) for v in values], dtype=object)
+    else:
+        sens_of = shown_values = values
 
     releases = view.releases
     n = len(releases)
@@ -371,8 +394,13 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
                 intervals[name] = (c_lo, c_hi)
                 per_value: dict[str, tuple] = {}
                 for r2 in possible:
+                    # the groups of one sensitive value added up first (one group per linked value)
+                    in_class: dict[str, list] = {}
                     for v, s, c, c_hi_v in info[r2]["groups"]:
-                        gname = f"{name}_{_safe(values[v])}"
+                        acc = in_class.setdefault(f"{name}_{_safe(sens_of[v])}", [0, 0])
+                        acc[0] += c
+                        acc[1] += c_hi_v
+                    for gname, (c, c_hi_v) in in_class.items():
                         old = per_value.get(gname, (c, c_hi_v))
                         per_value[gname] = (min(old[0], c), max(old[1], c_hi_v))
                 for gname, (lo, hi) in per_value.items():
@@ -407,10 +435,14 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         w = {"attack": fam, "target": rows[ti]["qid"], "point": point, "timestamp": tg.t, "release": req.j,
              "class": class_id(releases[req.j - 1], req.cls), **{x: rows[ti][fam][x] for x in
                                                                    ("size", "crack", "anonymity")},
-             "groups": [{"sensitive": str(values[v]), "size": s, "crack": c} for v, s, c, _ in
+             "groups": [{"sensitive": str(sens_of[v]), "size": s, "crack": c} for v, s, c, _ in
                         info[r]["groups"]]}
+        if linking:
+            w["linked_by"] = list(linking.columns)
+            for g, (v, *_) in zip(w["groups"], info[r]["groups"]):
+                g["linked"] = str(shown_values[v])
         if attack.config["witness"] and engine is not None:
-            w["generator"] = engine.witness(req, releases, values, tg.point)
+            w["generator"] = engine.witness(req, releases, shown_values, tg.point)
         worst[_METRIC_OF[fam]] = w
     stats: dict[str, Any] = {}
     if engine is not None:

@@ -22,6 +22,12 @@ background release for every group (:func:`micro_f`, :func:`micro_c`, :func:`mic
 *compositions* apply a B-attack first (:func:`compose_bf` - Case 1, B then F; :func:`compose_bc` - Case 2,
 B then C).  :func:`sequence_crack` combines them for a target with timestamp ``T_t`` and cracking release
 ``R_j``.  :func:`closed_form_summary` evaluates FA, CA, BA of a sequence of cut-generalized releases.
+
+The "sensitive value" of a group may be composite: with persistent linking columns
+(:mod:`multirelease.linking`) the attack passes *linked values* (sensitive value and linking tuple), on which
+buddies must agree (section 3.1: a record reappears with its values).  The theorems only count the records of
+one value in comparable classes, so they hold unchanged on any value domain: no fallback to the exact engine
+is needed.
 """
 from __future__ import annotations
 
@@ -209,13 +215,14 @@ def closed_form_summary(class_counts: Sequence[np.ndarray], comparable: Mapping[
     return {"FA": best["F"], "CA": best["C"], "BA": best["B"], "rows": rows}
 
 
-def closed_form_two(r1, r2) -> dict:
+def closed_form_two(r1, r2, linking=None) -> dict:
     """The paper's detection (section 4) on two releases, vectorized over comparable class pairs: FA, CA, BA
     from Theorems 4.2 - 4.4 and Definitions 3.2, 3.4, 3.6.  Exact only when both releases are cuts
-    (:func:`attacks.correspondence.is_cut`); elsewhere it is what the paper's formulas would claim."""
+    (:func:`attacks.correspondence.is_cut`); elsewhere it is what the paper's formulas would claim.
+    ``linking``: the sequence's :class:`~multirelease.linking.Linking` (groups per linked value) or None."""
     from solver.regions import aggregate, regions_comparable, sensitive_codes
 
-    codes, values = sensitive_codes([r1, r2])
+    codes, values = sensitive_codes([r1, r2], [linking.values(r) for r in (r1, r2)] if linking else None)
     nv = max(1, len(values))
     counts, regs = [], []
     for r, c in zip((r1, r2), codes):

@@ -58,6 +58,20 @@ the population of both releases (``view.population``), the targets are the indiv
 whose QI points fall in ``E1`` and ``E2``; otherwise each position ``(E1, E2)`` counts as one target.  This
 variant stays pairwise: the paper defines it for two releases.
 
+**Linking columns** (:mod:`multirelease.linking`; Shmueli & Tassa 004, section 5.2).  Published columns of role
+``non-identifier`` or ``insensitive`` not declared changing are persistent: one value per individual for the
+whole sequence, unknown to the adversary.  A row then carries a *linked value* (sensitive value and linking
+tuple), and the candidate elements of section 4 are linked values: the target's true linked value lies in
+every class it is in.  Without uids, ``C = (L - E1) n E2`` is computed on multisets of linked values (a record
+of ``E1`` leaves ``L`` only with its own linking tuple), and the principle is then judged on the multiset of
+the sensitive values the surviving linked values carry (Definition 1 is about sensitive values: ``(flu, O+)``
+and ``(flu, A+)`` are one value).  With uids the uid already links the releases and the target's own tuple is
+unknown, so the candidate sets are the signature blocks as above, except that a uid whose linking tuple
+changes between releases is nobody's record (one individual, one tuple): it is set aside before the sets are
+built (counted in ``stats["set_aside"]``, not a target; :func:`attacks.intersection_core.tracked`).  Witnesses
+add ``linked_by`` (the columns) and ``linked`` (the labelled linked values of the candidate set, ``measles
+(bt=O+)``, with their counts).  Without linking columns everything is as above, value for value.
+
 Cost with uids: ``R`` hash factorizations of ``n`` keys for the signatures and one sort per release (``R``
 releases of ``n`` tracked records); for the violating blocks, ``O(R m)`` over the ``m`` pairs (target, member
 of its smallest class) for the intersection split; ``O(R^2 |U|)`` per listed witness (``U``: the uids sharing
@@ -72,6 +86,7 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
+from multirelease.linking import LINKING_ROLES, Linking
 from multirelease.params import Anything, Interval, Options
 from multirelease.principles import Principle
 from multirelease.release import Release, comparable
@@ -180,7 +195,7 @@ class Intersection(AttackBase):
 
     # ------------------------------------------------------------------ with record tracking
     def _run_tracked(self, view: SequenceView, progress: Progress | None) -> AttackResult:
-        return self._judge_tracked(tracked(view.releases), progress)
+        return self._judge_tracked(tracked(view.releases, view.linking), progress)
 
     def _judge_tracked(self, tr: Tracked, progress: Progress | None = None) -> AttackResult:
         """The attack on the releases in uid space (:func:`attacks.intersection_core.tracked`)."""
@@ -223,8 +238,17 @@ class Intersection(AttackBase):
                  "(one per presence-and-class signature)"]
         if n_viol > len(targets):
             notes.append(f"{n_viol - len(targets)} more violating targets not listed (max_listed)")
+        stats: dict[str, Any] = {"signatures": int(len(rep))}
+        if tr.linking:
+            notes.append("linking columns read as persistent (Shmueli & Tassa, section 5.2): "
+                         + ", ".join(tr.linking))
+            stats["set_aside"] = len(tr.set_aside)
+            if tr.set_aside:
+                shown = ", ".join(tr.set_aside[:5]) + (" ..." if len(tr.set_aside) > 5 else "")
+                notes.append(f"{len(tr.set_aside)} uid(s) set aside: their linking tuple changes between releases, "
+                             f"so they are no individual's record ({shown})")
         return AttackResult(attack=self.name, summary=summary, exact=True, worst=worst_doc, targets=tuple(targets),
-                            notes=tuple(notes), stats={"signatures": int(len(rep))})
+                            notes=tuple(notes), stats=stats)
 
     @staticmethod
     def _witness(tr: Tracked, u: int, b: int, r: int, verdicts, inter: np.ndarray, principle: Principle,
@@ -255,6 +279,10 @@ class Intersection(AttackBase):
                 "l_distinct": len(counts),
                 "exact_size": int(verdicts.size[b]),
             }
+            if tr.linking:
+                lv, lc = np.unique(tr.linked[judged, members], return_counts=True)
+                cache[b]["linked_by"] = list(tr.linking)
+                cache[b]["linked"] = {_label(tr.linking, tr.linked_values[v]): int(n) for v, n in zip(lv, lc)}
         return {"uid": str(tr.uids[u]), **cache[b]}
 
     # ------------------------------------------------------------------ one release at a time (attacks.incremental)
@@ -267,6 +295,10 @@ class Intersection(AttackBase):
 
         release = view.releases[0]
         if state is None and release.uid is None:
+            return NotImplemented
+        if any(release.schema[a].role in LINKING_ROLES and a not in view.adversary.changing
+               for a in release.attributes if a in release.schema):
+            # a persistent linking column links releases the kept state does not show: the whole sequence
             return NotImplemented
         if release.uid is None or (state is not None and not isinstance(state, TrackedState)):
             raise InputError("some releases carry uids and others do not: give uids in every release or none",
@@ -288,22 +320,35 @@ class Intersection(AttackBase):
     def _run_untracked(self, view: SequenceView, progress: Progress | None) -> AttackResult:
         principle = self.principle
         rels = view.releases
-        vals = np.concatenate([np.asarray(r.sensitive, dtype=object) for r in rels]).astype(str)
+        linking = view.linking
+        # the candidate elements: linked values (the sensitive values themselves without linking columns)
+        linked = [np.asarray(linking.values(r), dtype=object) for r in rels]
+        vals = np.concatenate(linked).astype(str)
         vuniq = np.unique(vals)
         vindex = {v: i for i, v in enumerate(vuniq)}
         nv = len(vuniq)
+        if linking:
+            # linked value -> sensitive value: the principle is judged on the sensitive values
+            proj, suniq = Linking.project(vuniq)
+        else:
+            proj, suniq = None, vuniq
 
-        def class_counts(r: Release) -> np.ndarray:
-            codes = np.array([vindex[str(x)] for x in r.sensitive], dtype=np.int64)
+        def class_counts(r: Release, values: np.ndarray) -> np.ndarray:
+            codes = np.array([vindex[str(x)] for x in values], dtype=np.int64)
             out = np.zeros((r.n_classes, nv), dtype=np.int64)
             np.add.at(out, (r.classes, codes), 1)
             return out
 
-        counts = [class_counts(r) for r in rels]
+        counts = [class_counts(r, v) for r, v in zip(rels, linked)]
         regions = [r.class_regions for r in rels]
         targets: list[dict] = []
         notes: list[str] = [f"principle: {principle.describe()}",
-                            "no uids: insertion-only difference attack on multisets of sensitive values"]
+                            "no uids: insertion-only difference attack on multisets of sensitive values"
+                            if not linking else
+                            "no uids: insertion-only difference attack on multisets of linked values, judged on "
+                            "their sensitive values"]
+        if linking.note():
+            notes.append(linking.note())
         violations = 0
         n_targets = 0
         n_pairs = 0
@@ -333,7 +378,9 @@ class Intersection(AttackBase):
                         skipped += 1
                         continue
                     for e2 in lset:
-                        c = np.minimum(rest, counts[b][e2])
+                        cl = np.minimum(rest, counts[b][e2])
+                        c = cl if proj is None else np.bincount(proj, weights=cl, minlength=len(suniq)).astype(
+                            np.int64)
                         size = int(c.sum())
                         if size == 0:
                             continue  # no record of E2 can be new: no target is inserted there
@@ -356,7 +403,10 @@ class Intersection(AttackBase):
                         doc = {"attack": "difference (insertions only)", "releases": [a + 1, b + 1],
                                "groups": [self._gid(ra, e1), self._gid(rb, int(e2))], "targets": weight,
                                "size": size, "l_distinct": distinct,
-                               "sensitive": {str(vuniq[v]): int(c[v]) for v in np.flatnonzero(c)}}
+                               "sensitive": {str(suniq[v]): int(c[v]) for v in np.flatnonzero(c)}}
+                        if linking:
+                            doc["linked_by"] = list(linking.columns)
+                            doc["linked"] = {linking.label(vuniq[v]): int(cl[v]) for v in np.flatnonzero(cl)}
                         if len(targets) < self.config["max_listed"]:
                             targets.append(doc)
                         if worst is None or (distinct, size) < worst[0]:
@@ -390,3 +440,8 @@ class Intersection(AttackBase):
         new = ~pd.Index(pb.ids).isin(pd.Index(pa.ids))
         allq = list(pb.schema.quasi)
         return pb.qi_codes[new][:, [allq.index(n) for n in common]]
+
+
+def _label(columns: tuple, value) -> str:
+    """A linked value as a reader sees it (:meth:`multirelease.linking.Linking.label`)."""
+    return Linking(tuple(columns)).label(value)

@@ -13,6 +13,15 @@ attack built on it; the adversary's inference it computes is defined there.
   breaks the principle (the witness);
 * :func:`tracked_candidate_sets` keeps the paper's two-release sets (``E_a(t) n E_b(t)``, ``E_b(t) - R_a``)
   for callers of the former pairwise attack.
+
+Linking columns (:mod:`multirelease.linking`).  A uid's row carries a linked value (sensitive value and
+persistent linking tuple); an individual's linking tuple is one for the whole sequence, so the uid of an
+individual shows one tuple in every release it is published in.  A uid whose tuple changes is nobody's record
+(a counterfeit the linking columns give away): :func:`tracked` sets it aside before any candidate set is built
+(``Tracked.set_aside``), and the candidate sets are those of section 4 over the remaining uids.  Nothing else
+changes with record tracking: the uid already links the releases, a target's own tuple is unknown to the
+adversary, and the principle is judged on the sensitive values (``sens``); the linked values (``linked``) label
+the witnesses.
 """
 from __future__ import annotations
 
@@ -22,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
+from multirelease.linking import SEPARATOR
 from multirelease.principles import Principle
 from multirelease.release import Release
 from multirelease.sequence import SequenceView
@@ -40,6 +50,12 @@ class Tracked:
     sens: np.ndarray
     values: np.ndarray
     group_ids: list  # per release: published group id of each class
+    #: with persistent linking columns: the linking columns, the linked value code of every (release, uid)
+    #: (-1 when absent) over ``linked_values``, and the uids set aside (tuple changing between releases)
+    linking: tuple = ()
+    linked: np.ndarray | None = None
+    linked_values: np.ndarray | None = None
+    set_aside: tuple = ()
     _index: dict = field(default_factory=dict, repr=False)  # release -> (uids by class, class starts), lazily
 
     def class_index(self, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,8 +72,10 @@ class Tracked:
         return order[starts[c]:starts[c + 1]]
 
 
-def tracked(releases: tuple[Release, ...]) -> Tracked:
-    """The releases in uid space; a uid published twice in one release is bad input."""
+def tracked(releases: tuple[Release, ...], linking=None) -> Tracked:
+    """The releases in uid space; a uid published twice in one release is bad input.  ``linking``: the
+    sequence's :class:`~multirelease.linking.Linking`; with columns, the linked values are kept and the uids
+    whose linking tuple changes between releases are set aside (module docstring)."""
     all_uids = np.concatenate([np.asarray(r.uid, dtype=object) for r in releases])
     codes, uniq = pd.factorize(pd.Series(all_uids, dtype=object).astype(str))
     all_vals = np.concatenate([np.asarray(r.sensitive, dtype=object) for r in releases])
@@ -82,8 +100,33 @@ def tracked(releases: tuple[Release, ...]) -> Tracked:
         else:
             gid = np.zeros(0, dtype=np.int64)
         group_ids.append(np.asarray(gid, dtype=np.int64))
-    return Tracked(uids=np.asarray(uniq, dtype=object), cls=cls, sens=sens, values=np.asarray(vuniq, dtype=object),
-                   group_ids=group_ids)
+    tr = Tracked(uids=np.asarray(uniq, dtype=object), cls=cls, sens=sens, values=np.asarray(vuniq, dtype=object),
+                 group_ids=group_ids)
+    if linking:
+        tr = _with_linking(tr, releases, codes, linking)
+    return tr
+
+
+def _with_linking(tr: Tracked, releases, codes: np.ndarray, linking) -> Tracked:
+    """``tr`` with its linked values, the uids whose linking tuple changes set aside (one individual, one tuple:
+    such a uid is nobody's record)."""
+    lv = np.concatenate([np.asarray(linking.values(r), dtype=object) for r in releases])
+    lcodes, luniq = pd.factorize(pd.Series(lv, dtype=object).astype(str), sort=True)
+    tup = pd.factorize(pd.Series([str(v).split(SEPARATOR, 1)[1] for v in luniq], dtype=object))[0]
+    n_rel, n_u = tr.cls.shape
+    linked = np.full((n_rel, n_u), -1, dtype=np.int64)
+    off = 0
+    for i, r in enumerate(releases):
+        linked[i, codes[off:off + len(r)]] = lcodes[off:off + len(r)]
+        off += len(r)
+    t = np.where(linked >= 0, tup[np.maximum(linked, 0)], -1)
+    hi = t.max(axis=0)
+    lo = np.where(t >= 0, t, np.iinfo(np.int64).max).min(axis=0)
+    keep = np.flatnonzero(lo == hi)
+    return Tracked(uids=tr.uids[keep], cls=tr.cls[:, keep], sens=tr.sens[:, keep], values=tr.values,
+                   group_ids=tr.group_ids, linking=tuple(linking.columns), linked=linked[:, keep],
+                   linked_values=np.asarray(luniq, dtype=object),
+                   set_aside=tuple(str(x) for x in tr.uids[np.flatnonzero(lo != hi)]))
 
 
 def judge(key: np.ndarray, vals: np.ndarray, n_values: int, principle: Principle
@@ -278,7 +321,7 @@ def tracked_candidate_sets(view: SequenceView, principle: Principle):
     of ``b``: ``ok`` is their conjunction) or ``"difference"`` (``a != b``: members of ``b`` absent from ``a``,
     keyed by their class in ``b``).  ``members`` are uid indices of :func:`tracked`.
     """
-    tr = tracked(view.releases)
+    tr = tracked(view.releases, view.linking)
     return tr, _pairs(tr, principle)
 
 

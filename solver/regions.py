@@ -33,9 +33,18 @@ __all__ = ["Nodes", "aggregate", "sensitive_codes", "regions_comparable", "Atom"
 _BLOCK = 4_000_000
 
 
-def sensitive_codes(releases: Sequence[Release]) -> tuple[list[np.ndarray], np.ndarray]:
-    """The composite sensitive values of every release coded over one common, sorted dictionary."""
-    allv = np.concatenate([np.asarray(r.sensitive, dtype=object) for r in releases]) if releases else \
+def sensitive_codes(releases: Sequence[Release], values: Sequence[np.ndarray] | None = None
+                    ) -> tuple[list[np.ndarray], np.ndarray]:
+    """The composite sensitive values of every release coded over one common, sorted dictionary.
+
+    ``values``: per release, the values to code instead of ``release.sensitive`` - the *linked values*
+    (sensitive value and persistent linking tuple, :meth:`multirelease.linking.Linking.values`) when the
+    releases publish linking columns.  A generator's buddies must then agree on the whole linked value
+    (Fung et al., section 3.1: a record reappears in every later release *with its values*; a persistent
+    linking value is one of them), which is what the engines read from the coded value."""
+    if values is None:
+        values = [r.sensitive for r in releases]
+    allv = np.concatenate([np.asarray(v, dtype=object) for v in values]) if releases else \
         np.zeros(0, dtype=object)
     codes, values = pd.factorize(pd.Series(allv, dtype=object).astype(str), sort=True)
     out, start = [], 0

@@ -89,14 +89,16 @@ def _leafsets(release: Release) -> list[list[frozenset]]:
     return out
 
 
-def brute_force(releases) -> dict:
+def brute_force(releases, values=None) -> dict:
     """Definitions 3.1, 3.3, 3.5 (and their chain reading for n releases) by enumerating every generator:
     every injective buddy map ``R_j -> R_{j+1}`` with equal sensitive values, kept when every chain of buddies
     has a common instantiation; targets are all points of the QI space with every timestamp they can have.
-    Returns ``{(point, t): {family: min anonymity}}`` and FA, CA, BA."""
+    Returns ``{(point, t): {family: min anonymity}}`` and FA, CA, BA.  ``values``: per release, the value of
+    every record buddies must agree on, instead of its sensitive value (with persistent linking columns, the
+    sensitive value and the linking tuple: tests/test_correspondence_linking.py)."""
     n = len(releases)
     cells = [_leafsets(r) for r in releases]
-    sens = [list(r.sensitive) for r in releases]
+    sens = [list(r.sensitive) for r in releases] if values is None else [list(v) for v in values]
     classes = [r.classes for r in releases]
     q = len(releases[0].quasi)
     domains = [range(a.domain_size) for a in releases[0].qi_attributes]
