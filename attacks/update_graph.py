@@ -56,6 +56,20 @@ per-record risk of eqs. 1-2.  When the solver stops early (``time_limit``) the t
 with proven bounds (reason ``time_limit``) and ``exact`` is false; every per-record figure stays exact.  The
 joint lower bound counts only versions of components where a world was found (``stats``:
 ``joint_components_without_world``): elsewhere the releases might admit no world, and no value at all.
+
+**Linking columns** (:mod:`multirelease.linking`; Shmueli & Tassa, section 5.2).  When the releases publish
+persistent linking columns (``view.linking``), a version's value is its linked value (sensitive value and
+linking tuple), and a record keeps its tuple across its versions: the SUG (Definition 10) is built on linked
+values with the product model :func:`attacks.version_links.linked_model` (``P_trans`` on the sensitive part,
+zero between different tuples), over the linked values the releases publish only.  The engine (eqs. 1-2,
+Definition 11, the joint worlds) runs unchanged on it; every disclosure figure is then read on the sensitive
+value: a version's candidate set is the set of sensitive values of its feasible linked nodes
+(``vulnerable_values``: one sensitive value, Lemma 2 read on sensitive values - its risk is 1), the risk of
+``(version, s)`` is the sum of the eq. 2 risks of its linked values ``(s, t)`` (the paths through them are
+disjoint), and so are ``max_risk``, ``target_risk_<i>``, ``target_candidates_<i>`` and the joint figures;
+``inconsistent`` stays per record (no feasible path at all).  Witnesses name the columns (``linked_by``) and
+show the linked values as ``measles (bt=O+)``.  Without linking columns everything is as above, number for
+number.
 """
 from __future__ import annotations
 
@@ -67,13 +81,14 @@ import numpy as np
 
 from multirelease.errors import InputError
 from multirelease.hierarchy import _scalar
+from multirelease.linking import Linking
 from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.sequence import SequenceView
 from multirelease.transitions import TransitionModel, load_transitions
 
 from .base import AttackBase, AttackResult, Progress
 from .intervals import settle
-from .version_links import VersionLinks, link_versions, node_weights
+from .version_links import LinkedTransitions, VersionLinks, link_versions, linked_model, node_weights
 
 __all__ = ["UpdateGraph", "VersionLinks", "link_versions", "node_weights", "sug_dp", "enumerate_paths",
            "record_sug"]
@@ -231,26 +246,60 @@ def enumerate_paths(layers: Sequence[dict], model: TransitionModel, gaps: Sequen
     return [{v: x / z for v, x in t.items()} for t in totals] if z > 0 else [{} for _ in layers]
 
 
-def record_sug(links: VersionLinks, model: TransitionModel, target: int, n: int, weights: str = "frequency") -> dict:
+def record_sug(links: VersionLinks, model: TransitionModel, target: int, n: int, weights: str = "frequency",
+               linking: Linking | None = None) -> dict:
     """One target's SUG after ``n`` releases, as data (the witness of the report): per version its release,
-    group(s), candidate nodes with weights, the feasible values and their risks."""
+    group(s), candidate nodes with weights, the feasible values and their risks.  With ``linking`` the nodes
+    are labelled linked values (``measles (bt=O+)``), each version also lists its candidate sensitive values
+    with their risks (``sensitive_risk``: the sums over the linked values), and ``linked_by`` names the
+    columns."""
     sub = links.subset(np.array([target]))
     w = [node_weights(sub, i, weights) for i in range(n)]
     pres = [sub.present(i) for i in range(n)]
     feas, risk = sug_dp(w, pres, model)
+    name = (lambda v: model.values[v]) if not linking else (lambda v: linking.label(model.values[v]))
+    proj = _Projection(model) if linking else None
     layers = []
     for i in range(n):
         if not pres[i][0]:
             continue
         cls = sub.classes_of(i, 0)
-        layers.append({
+        layer = {
             "release": i + 1,
             "group": [int(links.groups[i][c]) for c in cls] if len(cls) != 1 else int(links.groups[i][cls[0]]),
-            "candidates": {model.values[v]: float(w[i][0, v]) for v in np.flatnonzero(w[i][0] > 0)},
-            "feasible": [model.values[v] for v in np.flatnonzero(feas[i][0])],
-            "risk": {model.values[v]: float(risk[i][0, v]) for v in np.flatnonzero(feas[i][0])},
-        })
-    return {"target": str(links.targets[target]), "after_release": n, "versions": layers}
+            "candidates": {name(v): float(w[i][0, v]) for v in np.flatnonzero(w[i][0] > 0)},
+            "feasible": [name(v) for v in np.flatnonzero(feas[i][0])],
+            "risk": {name(v): float(risk[i][0, v]) for v in np.flatnonzero(feas[i][0])},
+        }
+        if proj is not None:
+            sr = proj.risk(risk[i][:1])[0]
+            layer["sensitive_risk"] = {str(proj.values[s]): float(sr[s])
+                                       for s in np.flatnonzero(proj.feasible(feas[i][:1])[0])}
+        layers.append(layer)
+    out = {"target": str(links.targets[target]), "after_release": n, "versions": layers}
+    if linking:
+        out["linked_by"] = list(linking.columns)
+    return out
+
+
+class _Projection:
+    """Linked values read on their sensitive value (:meth:`multirelease.linking.Linking.project`): a version's
+    candidate sensitive values are those of its feasible linked nodes, the risk of ``(version, s)`` the sum of
+    the risks of its linked values ``(s, t)`` (disjoint sets of paths, eq. 2)."""
+
+    def __init__(self, model: TransitionModel):
+        codes, self.values = Linking.project(model.values)
+        self.codes = codes
+        self.onehot = np.zeros((len(codes), len(self.values)))
+        self.onehot[np.arange(len(codes)), codes] = 1.0
+
+    def feasible(self, f: np.ndarray) -> np.ndarray:
+        """``(rows, S)``: the sensitive values of the true entries of each row of ``f`` (``(rows, V)`` bool)."""
+        return (f.astype(np.float64) @ self.onehot) > 0
+
+    def risk(self, r: np.ndarray) -> np.ndarray:
+        """``(rows, S)``: each row's risks summed per sensitive value."""
+        return np.minimum(r @ self.onehot, 1.0)
 
 
 # ---------------------------------------------------------------------- the attack
@@ -347,17 +396,25 @@ class UpdateGraph(AttackBase):
             raise InputError("update_graph needs the public update model: give 'transitions'")
         if not isinstance(model, TransitionModel):
             model = load_transitions(model, view.schema)
+        linking = view.linking
+        if linking:  # linked values: the product model over the published linking tuples
+            model = linked_model(model, np.concatenate([view.linked_values(r) for r in range(len(view.releases))]))
         links = link_versions(view, model, self.config["linkage"])
-        return self._run_links(links, model, progress)[0]
+        return self._run_links(links, model, progress, linking=linking)[0]
 
     def _run_links(self, links: VersionLinks, model: TransitionModel, progress: Progress | None = None,
-                   prior: tuple[list, tuple] | None = None, layers: tuple[list, list, list] | None = None
-                   ) -> tuple[AttackResult, tuple[list, tuple], SugPass]:
+                   prior: tuple[list, tuple] | None = None, layers: tuple[list, list, list] | None = None,
+                   linking: Linking | None = None) -> tuple[AttackResult, tuple[list, tuple], SugPass]:
         """The attack on linked versions.  ``prior`` is ``(rows, best)`` of the first ``len(rows)`` prefixes
         (:meth:`extend`): a prefix's row depends on its releases only, so those are not computed again;
         ``layers`` the ``(weights, alpha, fwd)`` of the first releases (the forward sweep goes on from them).
+        ``linking``: the view's linking columns, when ``model`` is their :class:`LinkedTransitions` (the
+        figures are then read on the sensitive value, see the module docstring).
         Returns the result, the ``(rows, best)`` of every prefix and the forward sweep."""
         c = self.config
+        proj = _Projection(model) if linking else None
+        if linking and not isinstance(model, LinkedTransitions):
+            raise TypeError("linking columns need the linked model (attacks.version_links.linked_model)")
         N = links.n_releases
         done = len(layers[0]) if layers else 0
         weights = (list(layers[0]) if layers else []) + [node_weights(links, i, c["weights"]) for i in range(done, N)]
@@ -383,6 +440,8 @@ class UpdateGraph(AttackBase):
                 else:
                     idx = np.flatnonzero(present[i])
                     f, rr = feas[i][idx], risk[i][idx]
+                if proj is not None:  # read on the sensitive value
+                    f, rr = proj.feasible(f), proj.risk(rr)
                 one = f.sum(axis=1) == 1
                 versions += len(idx)
                 vul += int(one.sum())
@@ -409,16 +468,19 @@ class UpdateGraph(AttackBase):
             "inconsistent": int(inconsistent.sum()),
         }
         worst: dict[str, Any] = {"linkage": links.mode}
+        if linking:
+            worst["linked_by"] = list(linking.columns)
         if best[1] is not None:
-            worst["max_risk"] = record_sug(links, model, best[1], best[2], c["weights"])
+            worst["max_risk"] = record_sug(links, model, best[1], best[2], c["weights"], linking)
         first_vul = None
         for i in range(N):
-            hit = np.flatnonzero(present[i] & (feas[i].sum(axis=1) == 1))
+            one = (feas[i] if proj is None else proj.feasible(feas[i])).sum(axis=1) == 1
+            hit = np.flatnonzero(present[i] & one)
             if len(hit):
                 first_vul = int(hit[0])
                 break
         if first_vul is not None:
-            worst["vulnerable_values"] = record_sug(links, model, first_vul, N, c["weights"])
+            worst["vulnerable_values"] = record_sug(links, model, first_vul, N, c["weights"], linking)
         if "target" in c:
             hit = np.flatnonzero(links.targets.astype(str) == c["target"])
             if not len(hit):
@@ -426,10 +488,15 @@ class UpdateGraph(AttackBase):
             t = int(hit[0])
             for i in range(N):
                 if present[i][t]:
-                    summary[f"target_risk_{i + 1}"] = float(risk[i][t].max())
-                    summary[f"target_candidates_{i + 1}"] = int(feas[i][t].sum())
-            worst["target"] = record_sug(links, model, t, N, c["weights"])
+                    rt, ft = risk[i][t:t + 1], feas[i][t:t + 1]
+                    if proj is not None:
+                        rt, ft = proj.risk(rt), proj.feasible(ft)
+                    summary[f"target_risk_{i + 1}"] = float(rt.max())
+                    summary[f"target_candidates_{i + 1}"] = int(ft.sum())
+            worst["target"] = record_sug(links, model, t, N, c["weights"], linking)
         notes = []
+        if linking is not None and linking.note():
+            notes.append(linking.note())
         if summary["inconsistent"]:
             notes.append(f"{summary['inconsistent']} records have no feasible path: their releases contradict "
                          f"the transition model (or the linkage)")
@@ -442,13 +509,16 @@ class UpdateGraph(AttackBase):
 
             if progress is not None:
                 progress(N, N + 1, "joint possible worlds")
-            jr = joint_feasible(links, model, feas, time_limit=c["time_limit"], workers=c["workers"])
+            jr = joint_feasible(links, model, feas, time_limit=c["time_limit"], workers=c["workers"],
+                                codes=None if proj is None else proj.codes)
             sug_vul = summary["vulnerable_values"]
             summary["sug_vulnerable_values"] = sug_vul
             summary["vulnerable_values"] = jr.vulnerable_low
             summary["joint_extra"] = jr.vulnerable_low - sug_vul
             jw = [np.where(jr.possible[i], weights[i], 0.0) for i in range(N)]
             _, jrisk = sug_dp(jw, present, model)
+            if proj is not None:
+                jrisk = [proj.risk(x) for x in jrisk]
             summary["joint_max_risk"] = float(max((x.max() for x in jrisk if x.size), default=0.0))
             exact = jr.exact
             if not jr.exact:
@@ -462,7 +532,7 @@ class UpdateGraph(AttackBase):
                 bounds, proven = settle(summary, intervals, "time_limit",
                                         f"CP-SAT time limit {c['time_limit']:g} s (joint attack)")
                 notes.append(f"joint attack stopped early ({jr.status}): vulnerable_values in [{low}, {high}]")
-            worst["joint"] = jr.witness(links, model)
+            worst["joint"] = jr.witness(links, model, linking)
             worst["joint"]["solver"] = {"status": jr.status, "solves": jr.solves, "components": jr.components}
             stats = {"joint_solves": jr.solves, "joint_components": jr.components,
                      "joint_components_without_world": jr.without_world, "joint_seconds": jr.seconds}
@@ -478,8 +548,14 @@ class UpdateGraph(AttackBase):
         (:mod:`attacks.update_graph_inc`), the new release is linked alone, and :meth:`_run_links` computes the
         new prefix's row from the same arrays ``run`` builds (the rows of earlier prefixes are kept).
         ``NotImplemented`` when ``linkage: auto`` would now link otherwise (a release without uids after
-        releases with them): the whole sequence is then attacked by :meth:`run`."""
+        releases with them), or when the release publishes a linking column not declared changing
+        (:mod:`multirelease.linking`: whether it links the sequence depends on every release, and the linked
+        domain grows with the releases): the whole sequence is then attacked by :meth:`run`."""
         from .update_graph_inc import LinkState
+
+        linking = view.linking  # one release: every published linking column is set aside here
+        if set(linking.ignored) - set(view.adversary.changing):
+            return NotImplemented
 
         model = view.transitions
         if model is None:
@@ -492,7 +568,7 @@ class UpdateGraph(AttackBase):
         if new is NotImplemented:
             return NotImplemented
         result, (rows, best), sp = self._run_links(new.links(), model, prior=(new.rows, new.best),
-                                                   layers=new.layers())
+                                                   layers=new.layers(), linking=linking)
         return result, new.with_prefix(rows, best, sp)
 
     @staticmethod

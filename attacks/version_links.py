@@ -13,22 +13,31 @@ QI point - as a sparse ``locations x classes`` CSR matrix (the bitsets unpacked 
 and the node weights are one sparse product per release (``member @ rows``), spread to the people at each
 point.  The rows are summed in ascending class order, the order the per-pair sum used, so the weights are the
 same floating-point numbers.  ``adult_updates_m_distinct``: 162 s / 5.8 GB -> 31 s / 0.62 GB for the run.
+
+**Linking columns** (:mod:`multirelease.linking`).  With persistent linking columns a record version's value is
+its *linked value* (sensitive value and linking tuple, :meth:`multirelease.linking.Linking.values`): a record
+keeps its linking tuple across its versions while its sensitive part follows ``P_trans``.
+:func:`linked_model` builds the product update model over the linked values observed in the releases only -
+``P((s, t) -> (s', t')) = P_trans(s, s')`` if ``t == t'``, else 0 (and ``P_trans^k`` over ``k`` steps: the
+intermediate values of a record absent in between are any sensitive values, with its tuple) - so the SUG of
+Definition 10 is built on linked values, at the cost of the distinct published tuples.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
 from multirelease.errors import InputError
+from multirelease.linking import SEPARATOR
 from multirelease.release import Release
 from multirelease.sequence import SequenceView
 from multirelease.transitions import TransitionModel
 
-__all__ = ["VersionLinks", "containing_classes", "containing_matrix", "link_ids", "link_release", "link_versions",
-           "node_weights"]
+__all__ = ["LinkedTransitions", "VersionLinks", "containing_classes", "linked_model", "containing_matrix", "link_ids",
+           "link_release", "link_versions", "node_weights"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,10 +131,71 @@ class VersionLinks:
                             self.counterfeits, self.groups)
 
 
-def _class_counts(release: Release, model: TransitionModel, index: int) -> np.ndarray:
-    codes = model.indices(list(release.sensitive))
+@dataclass(frozen=True, eq=False)
+class LinkedTransitions(TransitionModel):
+    """The update model of linked values (see the module docstring): ``values`` are the linked values observed
+    in the releases, ``base`` the public ``P_trans`` over sensitive values, ``sens[v]`` the index in ``base`` of
+    linked value ``v``'s sensitive part, ``tuples[v]`` a code of its linking tuple.  ``P^k`` is the base
+    model's ``P_trans^k`` between the sensitive parts, zero between different tuples (a block-diagonal
+    product: the linking tuple is persistent)."""
+
+    base: TransitionModel | None = None
+    sens: np.ndarray | None = None
+    tuples: np.ndarray | None = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def _same(self) -> np.ndarray:
+        return self.tuples[:, None] == self.tuples[None, :]
+
+    def steps(self, k: int) -> np.ndarray:
+        key = ("steps", max(int(k), 1))
+        if key not in self._cache:
+            self._cache[key] = self.base.steps(k)[np.ix_(self.sens, self.sens)] & self._same()
+        return self._cache[key]
+
+    def step_prob(self, k: int) -> np.ndarray:
+        key = ("prob", max(int(k), 1))
+        if key not in self._cache:
+            self._cache[key] = np.where(self._same(), self.base.step_prob(k)[np.ix_(self.sens, self.sens)], 0.0)
+        return self._cache[key]
+
+
+def linked_model(base: TransitionModel, values) -> LinkedTransitions:
+    """The product update model over the linked values ``values`` (every release's, concatenated: the
+    distinct ones, ordered by sensitive value in ``base``'s order, then by linking tuple).
+
+    Raises
+    ------
+    InputError
+        A sensitive value outside ``base``'s domain.
+    """
+    distinct = pd.unique(pd.Series(np.asarray(values, dtype=object), dtype=object))
+    parts = [str(v).split(SEPARATOR, 1) for v in distinct]
+    sens = base.indices([p[0] for p in parts])
+    if (sens < 0).any():
+        bad = parts[int(np.flatnonzero(sens < 0)[0])][0]
+        raise InputError(f"sensitive value '{bad}' is not in the transition model", key="transitions")
+    tup = [p[1] if len(p) > 1 else "" for p in parts]
+    order = sorted(range(len(parts)), key=lambda j: (int(sens[j]), tup[j]))
+    tcodes, _ = pd.factorize(pd.Series([tup[j] for j in order], dtype=object), sort=True)
+    vals = tuple(str(distinct[j]) for j in order)
+    sens = np.asarray(sens[order], dtype=np.int64)
+    tcodes = np.asarray(tcodes, dtype=np.int64)
+    same = tcodes[:, None] == tcodes[None, :]
+    prob = np.where(same, base.prob[np.ix_(sens, sens)], 0.0)
+    return LinkedTransitions(vals, prob, f"{base.description} x persistent linking tuples", base=base, sens=sens,
+                             tuples=tcodes)
+
+
+def _class_counts(release: Release, model: TransitionModel, index: int, values=None) -> np.ndarray:
+    """Per class, the count of each value of ``model``'s domain: the release's sensitive values, or its linked
+    values ``values`` (:class:`LinkedTransitions`)."""
+    vals = list(release.sensitive) if values is None else list(values)
+    codes = model.indices(vals)
     if (codes < 0).any():
-        bad = release.sensitive[int(np.flatnonzero(codes < 0)[0])]
+        bad = vals[int(np.flatnonzero(codes < 0)[0])]
+        if values is not None:
+            bad = str(bad).split(SEPARATOR, 1)[0]
         raise InputError(f"release {index}: sensitive value '{bad}' is not in the transition model",
                          key="transitions")
     counts = np.zeros((release.n_classes, len(model)), dtype=np.int64)
@@ -239,7 +309,10 @@ def link_versions(view: SequenceView, model: TransitionModel, linkage: str = "au
         else:
             raise InputError("update_graph links the versions of a record by a 'uid' column in every release or "
                              "by the population (data or snapshots, with quasi_identifiers known)")
-    counts = tuple(_class_counts(r, model, i) for i, r in enumerate(releases, 1))
+    if isinstance(model, LinkedTransitions):  # linked values: the sensitive value and the linking tuple
+        counts = tuple(_class_counts(r, model, i, view.linked_values(i - 1)) for i, r in enumerate(releases, 1))
+    else:
+        counts = tuple(_class_counts(r, model, i) for i, r in enumerate(releases, 1))
     groups = tuple(_class_groups(r) for r in releases)
     counterfeits = tuple(_class_counterfeits(r, g) for r, g in zip(releases, groups))
     who, where, member = [], [], []

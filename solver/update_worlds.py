@@ -32,6 +32,12 @@ runs with a fixed seed and the given number of workers, and branches on every st
 :class:`SolverError`, :mod:`solver.update_tasks`).  The components are
 solved through the executor (:mod:`solver.executor`), in chunks made from the input alone; the chunks of a
 call share one wall-clock deadline, ``time_limit`` seconds after the call.
+
+With persistent linking columns (:mod:`multirelease.linking`) the values are linked values (sensitive value and
+linking tuple) and ``P_trans`` is the product model of :func:`attacks.version_links.linked_model` (a record
+keeps its tuple): a world gives each version one linked value, each group's published multiset of linked values
+is shared among its members.  ``codes`` maps each linked value to its sensitive value: a version is vulnerable
+when its joint candidate set holds one *sensitive* value (:attr:`JointResult.vulnerable_low`).
 """
 from __future__ import annotations
 
@@ -72,29 +78,46 @@ class JointResult:
     seconds: float = 0.0
     world: list = field(default_factory=list)  # per release, (T,) value index in one world (-1: none/absent)
     world_group: list = field(default_factory=list)  # per release, (T,) class index in that world
+    #: per value of the model, the code of its sensitive value (linked values, :mod:`multirelease.linking`);
+    #: None: the values are the sensitive values
+    codes: Any = None
+
+    def _sens(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (``(T, V)`` bool) read on the sensitive value: ``(T, S)``, true where some linked value of
+        that sensitive value is; ``x`` itself without linking columns."""
+        if self.codes is None:
+            return x
+        S = int(self.codes.max()) + 1 if len(self.codes) else 0
+        out = np.zeros((x.shape[0], S), dtype=bool)
+        for v, s in enumerate(self.codes.tolist()):
+            out[:, s] |= x[:, v]
+        return out
 
     @property
     def vulnerable_low(self) -> int:
         """Versions proved to have exactly one possible value: one not proved impossible, and a world found
         for it (a component whose first world was not found may have none at all, and then no value)."""
-        return int(sum(((p.sum(axis=1) == 1) & (f.sum(axis=1) == 1) & pr).sum()
+        return int(sum(((self._sens(p).sum(axis=1) == 1) & (self._sens(f).sum(axis=1) == 1) & pr).sum()
                        for p, f, pr in zip(self.possible, self.found, self.present)))
 
     @property
     def vulnerable_high(self) -> int:
         """Versions that may have one possible value (at most one proved possible)."""
-        return int(sum(((f.sum(axis=1) <= 1) & pr).sum() for f, pr in zip(self.found, self.present)))
+        return int(sum(((self._sens(f).sum(axis=1) <= 1) & pr).sum() for f, pr in zip(self.found, self.present)))
 
-    def witness(self, links, model) -> dict[str, Any]:
+    def witness(self, links, model, linking=None) -> dict[str, Any]:
         """The worst case and the world that shows it: a version the joint attack pins to one value although its
         feasible sub-SUG keeps several (else any pinned version), its values in one possible world, and the
-        values its group-mates take there."""
+        values its group-mates take there.  With ``linking`` (:class:`multirelease.linking.Linking`, the values
+        linked values) "one value" is one sensitive value, the values are labelled (``measles (bt=O+)``) and
+        ``linked_by`` names the columns."""
+        name = (lambda v: model.values[v]) if not linking else (lambda v: linking.label(model.values[v]))
         pick = None
         for prefer_extra in (True, False):
             for i, (p, s, pr) in enumerate(zip(self.possible, self.sug, self.present)):
-                one = pr & (p.sum(axis=1) == 1)
+                one = pr & (self._sens(p).sum(axis=1) == 1)
                 if prefer_extra:
-                    one &= s.sum(axis=1) > 1
+                    one &= self._sens(s).sum(axis=1) > 1
                 hit = np.flatnonzero(one)
                 if len(hit):
                     pick = (i, int(hit[0]))
@@ -110,18 +133,22 @@ class JointResult:
                 continue
             v = int(self.world[j][t])
             versions.append({"release": j + 1, "group": int(links.groups[j][self.world_group[j][t]]) if v >= 0 else None,
-                             "world_value": model.values[v] if v >= 0 else None,
-                             "sug_candidates": [model.values[x] for x in np.flatnonzero(self.sug[j][t])],
-                             "joint_candidates": [model.values[x] for x in np.flatnonzero(self.possible[j][t])]})
+                             "world_value": name(v) if v >= 0 else None,
+                             "sug_candidates": [name(x) for x in np.flatnonzero(self.sug[j][t])],
+                             "joint_candidates": [name(x) for x in np.flatnonzero(self.possible[j][t])]})
         g = int(self.world_group[i][t])
         mates = np.flatnonzero((self.world_group[i] == g) & self.present[i] & (self.world[i] >= 0))
-        group_world = {str(links.targets[m]): model.values[int(self.world[i][m])] for m in mates[:50]}
-        return {"pinned": {"target": str(links.targets[t]), "release": i + 1,
-                           "value": model.values[int(np.flatnonzero(self.possible[i][t])[0])],
-                           "versions": versions,
-                           "group": int(links.groups[i][g]),
-                           "group_in_world": group_world,
-                           "group_counterfeits": int(links.counterfeits[i][g])}}
+        group_world = {str(links.targets[m]): name(int(self.world[i][m])) for m in mates[:50]}
+        value = model.values[int(np.flatnonzero(self.possible[i][t])[0])]
+        out = {"pinned": {"target": str(links.targets[t]), "release": i + 1,
+                          "value": value if not linking else linking.sensitive_of([value])[0],
+                          "versions": versions,
+                          "group": int(links.groups[i][g]),
+                          "group_in_world": group_world,
+                          "group_counterfeits": int(links.counterfeits[i][g])}}
+        if linking:
+            out["pinned"]["linked_by"] = list(linking.columns)
+        return out
 
 
 def _components(links, keep: np.ndarray, pairs: list) -> tuple[int, np.ndarray, list]:
@@ -142,7 +169,7 @@ def _components(links, keep: np.ndarray, pairs: list) -> tuple[int, np.ndarray, 
 
 
 def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0, workers: int = 1,
-                   seed: int = 0) -> JointResult:
+                   seed: int = 0, codes: np.ndarray | None = None) -> JointResult:
     """Joint candidate sets of every version (see the module docstring).
 
     Parameters
@@ -152,6 +179,9 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
     sug_feasible : list of (T, V) bool
         The feasible sub-SUGs after the last release (:func:`attacks.update_graph.backward_risks`); only their
         values get variables.  Records whose SUG is empty (inconsistent with the model) are left out.
+    codes : (V,) int, optional
+        With linking columns, the sensitive value of each (linked) value of ``model``: the vulnerable versions
+        are then counted on the sensitive value (:class:`JointResult`).
     """
     from .executor import InlineExecutor, plan_chunks
     from .update_tasks import UpdateChunk, solve_update_chunk
@@ -235,4 +265,5 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
     return JointResult(found=found, possible=possible, present=present, sug=[f.copy() for f in sug_feasible],
                        exact=exact, status=status_all, solves=solves, components=n_comp,
                        without_world=without_world,
-                       seconds=time.perf_counter() - t0, world=world, world_group=world_group)
+                       seconds=time.perf_counter() - t0, world=world, world_group=world_group,
+                       codes=None if codes is None else np.asarray(codes, dtype=np.int64))
