@@ -149,6 +149,14 @@ def _adversary_words(adv: Mapping | None) -> list[str]:
                 "free": "allows sensitive values to change arbitrarily between releases",
                 "transitions": "knows the public model of how sensitive values change between releases"}.get(
         adv.get("sensitive"), f"sensitive values: {adv.get('sensitive')}"))
+    linking = adv.get("linking") or {}
+    if linking.get("persistent"):
+        out.append("reads the published columns " + ", ".join(linking["persistent"]) + " (neither quasi-identifier "
+                   "nor sensitive) as one value per person across releases, linking a person's rows (Shmueli & "
+                   "Tassa, section 5.2)")
+    if linking.get("ignored"):
+        out.append("finds no link in the published columns " + ", ".join(linking["ignored"]) + " (declared "
+                   "changing, or published by one release only)")
     return out
 
 

@@ -391,6 +391,12 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
             states[name] = result.state
             run.states.append(result.state)
             seq.append(result.release, result.truth, table)
+            check = getattr(step.publisher, "check_kept_linking", None)
+            if check is not None:  # linking: keep - the guarantee over the whole sequence, columns read
+                try:
+                    check(seq, scenario.adversary, scenario.transitions)
+                except InputError as exc:
+                    raise exc.located(file=scenario.source, key=step.key) from None
         else:
             snap = step.snapshot if step.snapshot is not None else table
             seq.append(step.given, None, snap)

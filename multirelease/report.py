@@ -119,6 +119,15 @@ def page_context(run) -> dict:
     adversary = getattr(run.scenario, "adversary", None)
     if dataclasses.is_dataclass(adversary):
         out["adversary"] = dataclasses.asdict(adversary)
+        from .errors import InputError
+        from .linking import linking_of
+
+        try:
+            linking = linking_of(run.sequence.releases, adversary.changing)
+        except InputError:
+            linking = None
+        if linking is not None and (linking.columns or linking.ignored):
+            out["adversary"]["linking"] = {"persistent": list(linking.columns), "ignored": list(linking.ignored)}
     if getattr(run.scenario, "description", ""):
         out["description"] = " ".join(str(run.scenario.description).split())
     return _clean(out)

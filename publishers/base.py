@@ -109,6 +109,10 @@ class PublisherBase:
     #: multi-release principle (Shmueli & Tassa, section 5.2: a persistent non-identifier links a person's rows
     #: across releases, which no principle's guarantee accounts for), ``keep`` for a single-release one
     linking_default: ClassVar[str] = "omit"
+    #: the guarantee holds with the linking columns kept - a single-release guarantee (no class of one release
+    #: changes with a column the adversary does not know), or a construction that covers them (Shmueli &
+    #: Tassa's fake worlds): :meth:`check_kept_linking` has nothing to add
+    linking_covered: ClassVar[bool] = False
     #: the words of the parameters every publisher takes (the reference reads them)
     shared_param_docs: ClassVar[dict] = {
         "linking": "what to do with the linking columns (roles non-identifier and insensitive: published as "
@@ -116,7 +120,8 @@ class PublisherBase:
                    "leaves them out of the release, `keep` publishes them and the publisher's own check and the "
                    "certifying attacks read them (a release that breaks the guarantee with them is refused). "
                    "Default `omit` for multi-release principles, `keep` for single-release ones (mondrian, "
-                   "naive, tds), whose guarantee one unknown column cannot change",
+                   "naive, tds), whose guarantee one unknown column cannot change, and for Shmueli & Tassa's "
+                   "sequential principles, whose fake worlds carry them with the sensitive value (004 eq. 5)",
     }
 
     def __init_subclass__(cls, **kwargs):
@@ -143,6 +148,54 @@ class PublisherBase:
                                  f" Shmueli & Tassa section 5.2); give linking: keep to publish it")
             return attributes
         return tuple(n for n in schema.published if n not in linking)
+
+    def check_kept_linking(self, sequence, adversary=None, transitions=None) -> None:
+        """With ``linking: keep``: the publisher's declared guarantee (:meth:`guarantee_requirements`) over the
+        whole ``sequence`` so far (a :class:`multirelease.sequence.ReleaseSequence` whose last release is this
+        publisher's), judged by the registry's attacks, which read the linking columns; raise a one-line
+        :class:`InputError` (the publisher refuses its release) unless every requirement holds over its whole
+        proven interval.  Nothing to check with ``omit``, or when no persistent linking column is published.
+
+        The principles' own checks are written for quasi-identifiers and sensitive values (their papers know no
+        other column, Shmueli & Tassa section 5.2): this is what makes a kept column safe to publish."""
+        from multirelease.expect import parse_expectation
+        from multirelease.sequence import Adversary
+
+        if self.config.get("linking", self.linking_default) != "keep" or len(sequence) < 2 \
+                or self.linking_covered:
+            return
+        view = sequence.view(adversary or Adversary(), transitions)
+        if not view.linking:
+            return
+        from attacks import ATTACKS
+
+        results = {}
+        k = len(sequence)
+        for line in self.guarantee_requirements():
+            e = parse_expectation(line)
+            if e.subject not in results:
+                # the attack judges the publisher's own principle: its letters (k, l, l_kind, values...)
+                cls = ATTACKS[e.subject]
+                attack = cls(**{name: value for name, value in self.config.items()
+                                if name in cls.params and name != "linking"})
+                if not attack.applies(view):
+                    raise InputError(f"{self.name} refuses release {k} with linking: keep: {e.subject} does not "
+                                     f"apply to this sequence, so '{line}' cannot be proven with the linking "
+                                     f"columns {', '.join(view.linking.columns)}; give linking: omit")
+                results[e.subject] = attack.run(view)
+            res = results[e.subject]
+            low, high = res.interval(e.metric)
+            held = e.judge(low, high)
+            if held:
+                continue
+            witness = res.witness(e.metric)
+            who = witness.get("individual") or witness.get("target") or witness.get("record") \
+                if isinstance(witness, dict) else None
+            what = "fails" if held is False else f"is not proven ([{low:g}, {high:g}])"
+            raise InputError(f"{self.name} refuses release {k} with linking: keep: '{line}' {what} over the "
+                             f"{k} releases" + (f" (witness {who})" if who else "") + " once the linking columns "
+                             f"{', '.join(view.linking.columns)} link rows across releases (Shmueli & Tassa "
+                             f"section 5.2); give linking: omit")
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         self.config = validate_params(self.name, self.params, params, required=self.required,

@@ -216,6 +216,7 @@ class Mondrian(PublisherBase):
     guarantee = ("linking.k >= {k}", ("linking.l_distinct >= {l}", "l > 1"))
     #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release
     linking_default = "keep"
+    linking_covered = True
 
     def check_config(self, file, key):
         if self.config["k"] <= 1 and self.config["l"] <= 1:

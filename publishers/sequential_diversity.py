@@ -152,6 +152,10 @@ class _WorldsPublisher(PublisherBase):
     defaults = {"p": 100}
     #: l-linkability over the possible worlds of the whole sequence (Shmueli & Tassa, Definitions 3.1 and 3.3)
     guarantee = ("possible_worlds.min_linkability >= {l}",)
+    #: 004 handles non-identifiers itself: its fake worlds permute them with the sensitive value (section 4,
+    #: eq. 5) and every release is checked consistent with every world on them too (condition 9)
+    linking_default = "keep"
+    linking_covered = True
 
     def check_config(self, file, key):
         known = self.config.get("known")

@@ -394,6 +394,7 @@ class TopDownSpecialization(PublisherBase):
     guarantee = ("linking.k >= {k}",)
     #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release
     linking_default = "keep"
+    linking_covered = True
 
     def publish(self, snapshot: Table, *, attributes: Sequence[str] | None = None, state: Mapping | None = None,
                 rng: np.random.Generator) -> PublishResult:

@@ -27,7 +27,7 @@ from scipy.sparse.csgraph import connected_components, maximum_bipartite_matchin
 
 from test_global_guarantee import _distinct_assignments
 
-__all__ = ["linking_failures", "intersection_failures", "sequence_worlds", "min_linkability"]
+__all__ = ["linking_failures", "intersection_failures", "sequence_worlds", "min_linkability", "tuple_pins"]
 
 
 def _classes(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -73,22 +73,37 @@ def intersection_failures(frames: list[pd.DataFrame], quasi: list[str], sens: st
     return out
 
 
-def sequence_worlds(tables, releases) -> tuple[list[str], np.ndarray, list[str]]:
+def _tuples(frame_values: list[np.ndarray]) -> np.ndarray:
+    """One text per row: the sensitive value and the linking values, joined (a tuple of 004 Definition 3.1)."""
+    out = np.asarray(frame_values[0], dtype=object).astype(str)
+    for col in frame_values[1:]:
+        out = np.char.add(np.char.add(out.astype(str), "\x1f"), np.asarray(col, dtype=object).astype(str))
+    return np.asarray(out, dtype=object)
+
+
+def sequence_worlds(tables, releases, linking: tuple = ()) -> tuple[list[str], np.ndarray, list[str]]:
     """``(values, worlds, ids)``: the possible worlds of a sequence with insertions only (persistent values),
     as rows of value codes over the last table's individuals ``ids``.  A release is consistent with an
     assignment when its records can be matched one-to-one to the individuals of its table, each record's
     region containing the individual's point and its value being the individual's (Definition 3.1).  When every
     component of records and individuals has every record's region containing every individual, matching is
-    counting: the values as multisets; otherwise a matching per distinct assignment of the component."""
+    counting: the values as multisets; otherwise a matching per distinct assignment of the component.
+    ``linking``: the linking columns every release publishes (Shmueli & Tassa section 5.2): a world then gives
+    each individual a tuple of its sensitive and linking values, and a record's tuple must be the individual's;
+    the labels are those tuples (:func:`sensitive_labels` reads their sensitive part)."""
     last = tables[-1]
     ids = [str(x) for x in last.ids]
     where = {p: i for i, p in enumerate(ids)}
-    labels, worlds = _distinct_assignments(list(np.asarray(last.sensitive, dtype=object).astype(str)), len(ids))
+    own = _tuples([last.sensitive] + [last.frame[c].to_numpy() for c in linking])
+    labels, worlds = _distinct_assignments(list(own), len(ids))
     for table, release in zip(tables, releases):
         cols = [list(table.schema.quasi).index(n) for n in release.quasi]
         people = np.array([where[str(x)] for x in table.ids], dtype=np.int64)
         contain = release.contains_points(table.qi_codes[:, cols])  # (records, people)
-        rows_v = np.searchsorted(labels, np.asarray(release.sensitive, dtype=object).astype(str))
+        published = _tuples([release.sensitive] + [release.other[c].to_numpy() for c in linking])
+        rows_v = np.searchsorted(labels, published)
+        if not np.array_equal(np.asarray(labels, dtype=object)[np.minimum(rows_v, len(labels) - 1)], published):
+            return list(labels), worlds[:0], ids  # a record's tuple no individual has
         if len(release) != len(people):
             worlds = worlds[:0]
             break
@@ -151,8 +166,44 @@ def _perfect_each(graph: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return matched.reshape(n, r).all(axis=1)
 
 
-def min_linkability(worlds: np.ndarray) -> int:
-    """The fewest distinct values an individual takes over the worlds (0 without a world)."""
+def min_linkability(worlds: np.ndarray, labels: list[str] | None = None) -> int:
+    """The fewest distinct values an individual takes over the worlds (0 without a world); with ``labels``
+    (tuples of :func:`sequence_worlds` with linking columns), distinct *sensitive* values."""
     if not len(worlds):
         return 0
+    if labels is not None:
+        sens = np.array([str(x).split("\x1f", 1)[0] for x in labels], dtype=object)
+        return int(min(len(set(sens[worlds[:, j]])) for j in range(worlds.shape[1])))
     return int(min(len(np.unique(worlds[:, j])) for j in range(worlds.shape[1])))
+
+
+def tuple_pins(tables, releases, linking: tuple) -> list[str]:
+    """Shmueli & Tassa's Example 5.1 attacker (section 5.2) on a sequence: a target of table ``r`` (its
+    quasi-identifiers and presence known) can be in the classes of a release whose region holds its point; its
+    linking tuple, one for the whole sequence, is among the tuples of those rows in every release it is in; its
+    candidate sensitive values in a release are those of such rows whose tuple survives.  Returns the
+    ``(target, release)`` pairs left with one candidate value (a value the releases pin) - none under any
+    multi-release guarantee with l >= 2.  A release with fewer rows than its table's individuals withholds
+    someone (BPG suppresses records): the attacker cannot tell who, so that release constrains no one."""
+    feasible: dict = {}
+    cands = []
+    for table, release in zip(tables, releases):
+        if len(release) < len(table):
+            continue
+        cols = [list(table.schema.quasi).index(n) for n in release.quasi]
+        contain = release.contains_points(table.qi_codes[:, cols])  # (records, people)
+        tuples = [tuple(str(release.other[c].iloc[i]) for c in linking) for i in range(len(release))]
+        here = {}
+        for p, pid in enumerate(table.ids):
+            rows = np.flatnonzero(contain[:, p])
+            here[str(pid)] = rows
+            seen = {tuples[i] for i in rows}
+            feasible[str(pid)] = seen if str(pid) not in feasible else feasible[str(pid)] & seen
+        cands.append((release, tuples, here))
+    out = []
+    for r, (release, tuples, here) in enumerate(cands):
+        for pid, rows in here.items():
+            values = {str(release.sensitive[i]) for i in rows if tuples[i] in feasible[pid]}
+            if len(values) == 1:
+                out.append(f"{pid} in release {r + 1}: {values.pop()}")
+    return out

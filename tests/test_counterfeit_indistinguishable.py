@@ -121,7 +121,7 @@ def random_stream_folder(seed: int, uid: bool):
               "sensitive": int(rng.integers(0, 4)), "qi": {}}
     params["insert"] = min(3, (n - params["initial"]) // (n_rel - 1))
     first, changes = generate_stream(Table(schema, frame), n_rel, params, model, rng)
-    pub = PUBLISHERS["m_distinct"](m=int(rng.integers(2, 4)), uid=uid)
+    pub = PUBLISHERS["m_distinct"](m=int(rng.integers(2, 4)), uid=uid, linking="keep")  # race: a twin column
     pub.bind_transitions(model)
     snap, state, releases, truths = first, None, [], []
     try:

@@ -48,7 +48,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attacks import ATTACKS
-from bruteforce import intersection_failures, linking_failures, min_linkability, sequence_worlds
+from bruteforce import intersection_failures, linking_failures, min_linkability, sequence_worlds, tuple_pins
 from multirelease.errors import InputError
 from multirelease.release import release_from_frame
 from multirelease.sequence import Adversary, ReleaseSequence
@@ -61,6 +61,9 @@ from test_global_guarantee import brute_force_breach
 from test_m_publishers_guarantee import _counterfeit_file, _published, check_by_brute_force
 
 INSERT_ONLY = {"bcf", "tds", "sequential_diversity", "non_sequential_diversity"}
+#: multi-release principles whose linking columns are drawn kept too: their guarantee is then checked over the
+#: whole sequence with the columns read (:meth:`publishers.base.PublisherBase.check_kept_linking`) or refused
+KEEPABLE = ("bpg", "global_guarantee", "m_invariance", "m_distinct", "m_distinct_star")
 SEQUENTIAL = ("sequential_diversity", "non_sequential_diversity")
 NAMES = sorted(PUBLISHERS)
 
@@ -114,9 +117,12 @@ def _sequence(data, name: str, min_insert: int = 0):
     schema = data.draw(schemas(min_sensitive=low, max_sensitive=high, identifier=True, subsets=False,
                                max_quasi=2, max_linking=2), label="schema")
     n_rel = data.draw(st.integers(3, 5), label="releases")
-    initial = data.draw(st.integers(6, 12), label="rows")
+    linked = any(a.role in ("non-identifier", "insensitive") for a in schema.attributes)
+    # the sequential brute force enumerates arrangements of (value, linking tuple): at most 8 rows with them
+    initial = data.draw(st.integers(6, 8 if linked and name in SEQUENTIAL else 12), label="rows")
     delete = 0 if insert_only else data.draw(st.integers(0, 2), label="delete")
-    room = max(min_insert, delete + (12 - initial) // (n_rel - 1))  # every snapshot keeps <= 12 rows
+    cap = 8 if linked and name in SEQUENTIAL else 12
+    room = max(min_insert, delete + (cap - initial) // (n_rel - 1))  # every snapshot keeps <= cap rows
     params = {"initial": initial, "delete": delete,
               "insert": data.draw(st.integers(min_insert, min(room, 3)).filter(
                   lambda n: n != 1 or name not in SEQUENTIAL), label="insert"),
@@ -147,6 +153,13 @@ def _diverse_insertions(table: Table, leaves: list[str], initial: int, insert: i
 
 
 def _config(data, name: str) -> dict:
+    config = _letters(data, name)
+    if name in KEEPABLE and data.draw(st.booleans(), label="keep linking columns"):
+        config["linking"] = "keep"
+    return config
+
+
+def _letters(data, name: str) -> dict:
     if name in ("mondrian", "naive", "bpg"):
         return {"k": data.draw(st.integers(2, 3), label="k"), "l": 2}
     if name in ("tds", "bcf"):
@@ -172,6 +185,8 @@ def _publish_all(data, name: str, config: dict, model, snaps):
     if hasattr(pub, "bind_transitions"):
         pub.bind_transitions(model)
     releases, files, truths, cfs, state = [], [], [], [], None
+    seq = ReleaseSequence()
+    adversary = Adversary(sensitive="transitions") if name.startswith("m_") else Adversary()
     for i, snap in enumerate(snaps, start=1):
         rng = np.random.default_rng(i)
         if name == "bcf" and i == 1:  # the foreign first release
@@ -186,6 +201,8 @@ def _publish_all(data, name: str, config: dict, model, snaps):
         releases.append(release_from_frame(snap.schema, frame))
         truths.append(list(res.truth.person))
         cfs.append(_counterfeit_file(res.release))
+        seq.append(releases[-1], res.truth, snap)
+        pub.check_kept_linking(seq, adversary, model)  # as the pipeline does after each release
     return releases, files, truths, cfs
 
 
@@ -211,21 +228,28 @@ def _check(name: str, config: dict, schema, model, snaps, releases, files, truth
         p = brute_force_breach(snaps, releases, config["values"])
         assert max(p.values()) <= 1 / Fraction(config["l"]), max(p.items(), key=lambda kv: kv[1])
     elif name in ("sequential_diversity", "non_sequential_diversity"):
-        _, worlds, _ = sequence_worlds(snaps, releases)
-        assert min_linkability(worlds) >= config["l"], f"{len(worlds)} worlds"
+        # the linking columns the files publish travel with the sensitive value in the worlds (004 eq. 5)
+        linking = tuple(c for c in releases[0].attributes if schema[c].role in ("non-identifier", "insensitive"))
+        labels, worlds, _ = sequence_worlds(snaps, releases, linking)
+        assert min_linkability(worlds, labels) >= config["l"], f"{len(worlds)} worlds"
     else:
         cus = {v: set(model.cus(v)) for v in model.values}
         kind = "m_invariance" if name == "m_invariance" else "m_distinct"
         check_by_brute_force(files, truths, cfs, config["m"], sens, kind, cus)
+    linking = tuple(c for c in releases[0].attributes if schema[c].role in ("non-identifier", "insensitive"))
+    if linking and name in KEEPABLE:  # kept and not refused: Example 5.1's attacker pins no one
+        assert not tuple_pins(snaps, releases, linking), tuple_pins(snaps, releases, linking)[:3]
 
 
-def _check_linking(name: str, schema, files) -> None:
+def _check_linking(name: str, config: dict, schema, files) -> None:
     """The linking columns drawn (Shmueli & Tassa section 5.2): a multi-release principle's default leaves them
     out of every file (a persistent column links a person's rows across releases, which its guarantee does not
-    cover); a single-release principle's publishes them as they are (no class of one release changes)."""
+    cover); a single-release principle's publishes them as they are (no class of one release changes), and so
+    do Shmueli & Tassa's sequential principles, whose fake worlds carry them with the sensitive value (004,
+    section 4, eq. 5 and condition 9)."""
     linking = [a.name for a in schema.attributes if a.role in ("non-identifier", "insensitive")]
-    kept = PUBLISHERS[name].linking_default == "keep"
-    assert kept == (name in ("mondrian", "naive", "tds")), name
+    assert (PUBLISHERS[name].linking_default == "keep") == (name in ("mondrian", "naive", "tds") + SEQUENTIAL), name
+    kept = config.get("linking", PUBLISHERS[name].linking_default) == "keep"
     for f in files:
         if kept:
             assert all(c in f.columns for c in linking), (name, list(f.columns))
@@ -269,7 +293,7 @@ def test_every_publisher_keeps_its_guarantee_or_refuses(name):
             reason = _reason(err, line)
             reasons[reason] = reasons.get(reason, 0) + 1
             return
-        _check_linking(name, schema, files)
+        _check_linking(name, config, schema, files)
         _check(name, config, schema, model, snaps, releases, files, truths, cfs)
         tally["published"] += 1
 
