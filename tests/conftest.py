@@ -1,9 +1,11 @@
 """Shared test configuration: hypothesis profiles and the Adult data fixture.
 
-Profiles: ``ci`` (bounded and derandomized: 30 examples, prints reproduction blobs) when the ``CI``
-environment variable is set or ``HYPOTHESIS_PROFILE=ci``; ``dev`` (60 examples, for quick edit-test loops)
-when ``HYPOTHESIS_PROFILE=dev``; otherwise ``thorough`` (200 examples), the local default.  No deadlines:
-the exact engines have a slow first call.
+Profiles: ``quick`` (derandomized, 15 examples), the default of a plain ``pytest`` (the README's first run:
+under 5 minutes on 2 cores); ``ci`` (bounded and derandomized: 30 examples, prints reproduction blobs) when the
+``CI`` environment variable is set or ``HYPOTHESIS_PROFILE=ci``; ``dev`` (60 examples) when
+``HYPOTHESIS_PROFILE=dev``; ``thorough``
+(200 examples) when ``HYPOTHESIS_PROFILE=thorough`` (``.ci/run`` runs it after the quick start, with the
+``slow`` tests: the bundled Adult-scale scenarios).  No deadlines: the exact engines have a slow first call.
 """
 from __future__ import annotations
 
@@ -20,15 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 settings.register_profile("ci", derandomize=True, max_examples=30, deadline=None, print_blob=True)
 settings.register_profile("thorough", max_examples=200, deadline=None)
 settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile("quick", derandomize=True, max_examples=15, deadline=None, print_blob=True)
 
 
 def _profile() -> str:
     chosen = os.environ.get("HYPOTHESIS_PROFILE", "")
-    if chosen in ("thorough", "dev", "ci"):
+    if chosen in ("thorough", "dev", "ci", "quick"):
         return chosen
     if os.environ.get("CI"):
         return "ci"
-    return "thorough"
+    return "quick"
 
 
 settings.load_profile(_profile())

@@ -165,11 +165,22 @@ def brute_force(releases, values=None) -> dict:
 
 def check_against_brute_force(releases):
     truth = brute_force(releases)
-    quasi = releases[0].quasi
+    check_brute_force_truth(releases, truth, lambda **kw: attack(releases, **kw))
+
+
+def brute_force_targets(releases, truth) -> list[dict]:
+    """The brute force's targets as the attack's ``targets`` parameter (QI leaves and timestamp)."""
     attrs = releases[0].qi_attributes
-    given = [{"qid": {a.name: a.hierarchy.leaves[c] for a, c in zip(attrs, p)}, "timestamp": t}
-             for (p, t) in truth["targets"]]
-    res = attack(releases, targets=given) if given else attack(releases)
+    return [{"qid": {a.name: a.hierarchy.leaves[c] for a, c in zip(attrs, p)}, "timestamp": t}
+            for (p, t) in truth["targets"]]
+
+
+def check_brute_force_truth(releases, truth, run):
+    """``run(targets=...)`` (the attack on ``releases``, given the brute force's targets when it has any)
+    gives the brute force's FA, CA, BA and every target's anonymity per family; returns the result."""
+    quasi = releases[0].quasi
+    given = brute_force_targets(releases, truth)
+    res = run(targets=given) if given else run()
     assert res.exact
     for metric in ("FA", "CA", "BA"):
         assert res.summary.get(metric) == truth[metric], (metric, res.summary, truth)
@@ -178,6 +189,7 @@ def check_against_brute_force(releases):
         for fam in "FCB":
             have = got[i][fam]["anonymity"] if fam in got[i] else None
             assert have == fams.get(fam), (p, t, fam, have, fams, quasi)
+    return res
 
 
 # ---------------------------------------------------------------------- witness checker

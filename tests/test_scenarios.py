@@ -14,6 +14,9 @@ import pytest
 from multirelease.cli import main
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.yaml"))
+#: the Adult-scale scenarios (each run and certified in 10-80 s of CPU): marked slow, run by .ci/run
+CASES = [pytest.param(p, marks=pytest.mark.slow, id=p.stem) if "adult" in p.stem else pytest.param(p, id=p.stem)
+         for p in SCENARIOS]
 
 
 def _run(capsys, *argv) -> int:
@@ -23,7 +26,7 @@ def _run(capsys, *argv) -> int:
     return code
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+@pytest.mark.parametrize("scenario", CASES)
 def test_run_and_certify_of_its_files_agree(scenario: Path, tmp_path: Path, capsys):
     out = tmp_path / "out"
     code_run = _run(capsys, "run", scenario, "--out", out, "--json", tmp_path / "run.json", "--quiet")
