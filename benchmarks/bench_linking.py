@@ -12,7 +12,8 @@ the month's snapshot (its quasi-identifiers and presence known) and each written
 linking tuples of the classes whose region contains its point; their intersection over the releases is what its
 tuple can be; its candidate occupations in a release are those of the rows of its candidate classes that carry
 such a tuple.  A target is *pinned* in a release when one occupation is left (``wrong`` when it is not the true
-one).  Without the columns every tuple is the empty one, and a pin is an l-diversity failure.
+one).  A release with fewer rows than its snapshot withholds records (BPG): the attacker cannot tell whose,
+so it neither constrains nor judges anyone there (``withholds_records``; reading it anyway pins wrongly).  Without the columns every tuple is the empty one, and a pin is an l-diversity failure.
 
 Prints one JSON line per (publisher, choice, month): verdict, exit code, seconds, CPU seconds, peak RSS, rows
 published, counterfeit rows, the linking columns published, and the pins per written release.  Usage::
@@ -77,6 +78,9 @@ def pins(schema, snapshots: list[pd.DataFrame], files: list[Path]) -> list[dict]
     feasible: dict = {}  # target -> set of tuples (None: not yet constrained)
     per_release = []
     for r, (rel, snap) in enumerate(zip(releases, snapshots)):
+        if len(rel) < len(snap):  # BPG withholds records: the attacker cannot tell who, the release shows no one
+            per_release.append(None)
+            continue
         present = [t for t in targets if t in snap.index]
         table = Table.from_frame(schema, snap.loc[present].reset_index())
         cols = [list(schema.quasi).index(n) for n in quasi]
@@ -95,7 +99,11 @@ def pins(schema, snapshots: list[pd.DataFrame], files: list[Path]) -> list[dict]
             feasible[t] = here if t not in feasible else feasible[t] & here
         per_release.append((rel, present, inv, cand_classes, tuples, rows_of))
     out = []
-    for r, (rel, present, inv, cand_classes, tuples, rows_of) in enumerate(per_release):
+    for r, item in enumerate(per_release):
+        if item is None:
+            out.append({"release": r + 1, "withholds_records": True})
+            continue
+        rel, present, inv, cand_classes, tuples, rows_of = item
         truth = snapshots[r].loc[present, "occupation"].to_numpy()
         pinned = wrong = 0
         for k, t in enumerate(present):
