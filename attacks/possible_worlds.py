@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.linking import Linking
+from multirelease.linking import Linking, Projection
 from multirelease.params import Interval, ListOf, Text
 from multirelease.sequence import SequenceView
 from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT, WorldsAnalysis, analyze, witness_world
@@ -319,38 +319,22 @@ class _SensitiveView:
                 setattr(self, name, getattr(a, name))
             self.codes = np.arange(len(self.values))
             return
-        codes, self.values = Linking.project(a.problem.values)
-        self.codes = codes
-        V = len(self.values)
+        proj = Projection.of(a.problem.values)
+        self.codes, self.values = proj.codes, proj.values
 
-        def add(x):
-            x = np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)
-            moved = np.moveaxis(x, -1, 0)
-            acc = np.zeros((V,) + moved.shape[1:], dtype=np.float64)
-            np.add.at(acc, codes, moved)
-            return np.moveaxis(acc, 0, -1)
+        def add(x):  # probabilities of one sensitive value: the sum over its linked values
+            return np.minimum(proj.sum(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0)), 1.0)
 
-        def any_(x):
-            return add(np.asarray(x, dtype=np.float64)) > 0
-
-        def all_(x):
-            return add(1.0 - np.asarray(x, dtype=np.float64)) == 0
-
-        self.linkable = any_(a.linkable)
-        self.linkable_low = any_(a.linkable_low if a.linkable_low is not None else a.linkable)
-        self.breach = np.minimum(add(a.breach), 1.0)
-        self.low = np.minimum(add(a.low), 1.0)
-        self.high = np.minimum(add(a.high), 1.0)
-        self.ci_low = np.minimum(add(a.ci_low), 1.0)
-        self.ci_high = np.minimum(add(a.ci_high), 1.0)
-        self.exact = all_(a.exact)
+        self.linkable = proj.any(a.linkable)
+        self.linkable_low = proj.any(a.linkable_low if a.linkable_low is not None else a.linkable)
+        self.breach, self.low, self.high = add(a.breach), add(a.low), add(a.high)
+        self.ci_low, self.ci_high = add(a.ci_low), add(a.ci_high)
+        self.exact = ~proj.any(~np.asarray(a.exact, dtype=bool))
 
         def add_nan(x):  # NaN where the individual is absent from the table stays NaN
             if x is None:
                 return None
-            absent = np.isnan(x).all(axis=-1, keepdims=True)
-            out = np.minimum(add(x), 1.0)
-            return np.where(absent, np.nan, out)
+            return np.where(np.isnan(x).all(axis=-1, keepdims=True), np.nan, add(x))
 
         self.localized = add_nan(a.localized)
         self.localized_low = add_nan(a.localized_low)
@@ -397,20 +381,8 @@ class _SensitiveView:
                 "linked_values": [self.linking.label(vals[x]) for x in np.flatnonzero(self.a.linkable[i])]}
 
     def label_world(self, releases: list) -> list:
-        if not self.linking:
-            return releases
-        out = []
-        for rel in releases:
-            rel = dict(rel)
-            for key, val in list(rel.items()):
-                if isinstance(val, str):
-                    rel[key] = self.linking.label(val)
-                elif isinstance(val, list):
-                    rel[key] = [self._label_any(x) for x in val]
-                elif isinstance(val, dict):
-                    rel[key] = {k: self._label_any(x) for k, x in val.items()}
-            out.append(rel)
-        return out
+        """A witness world's releases with every linked value labelled (``measles (bt=O+)``)."""
+        return releases if not self.linking else [self._label_any(rel) for rel in releases]
 
     def _label_any(self, x):
         if isinstance(x, str):

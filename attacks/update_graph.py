@@ -81,7 +81,7 @@ import numpy as np
 
 from multirelease.errors import InputError
 from multirelease.hierarchy import _scalar
-from multirelease.linking import Linking
+from multirelease.linking import Linking, Projection
 from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.sequence import SequenceView
 from multirelease.transitions import TransitionModel, load_transitions
@@ -258,7 +258,7 @@ def record_sug(links: VersionLinks, model: TransitionModel, target: int, n: int,
     pres = [sub.present(i) for i in range(n)]
     feas, risk = sug_dp(w, pres, model)
     name = (lambda v: model.values[v]) if not linking else (lambda v: linking.label(model.values[v]))
-    proj = _Projection(model) if linking else None
+    proj = _Projection.of_model(model) if linking else None
     layers = []
     for i in range(n):
         if not pres[i][0]:
@@ -282,24 +282,22 @@ def record_sug(links: VersionLinks, model: TransitionModel, target: int, n: int,
     return out
 
 
-class _Projection:
-    """Linked values read on their sensitive value (:meth:`multirelease.linking.Linking.project`): a version's
+class _Projection(Projection):
+    """Linked values read on their sensitive value (:class:`multirelease.linking.Projection`): a version's
     candidate sensitive values are those of its feasible linked nodes, the risk of ``(version, s)`` the sum of
     the risks of its linked values ``(s, t)`` (disjoint sets of paths, eq. 2)."""
 
-    def __init__(self, model: TransitionModel):
-        codes, self.values = Linking.project(model.values)
-        self.codes = codes
-        self.onehot = np.zeros((len(codes), len(self.values)))
-        self.onehot[np.arange(len(codes)), codes] = 1.0
+    @classmethod
+    def of_model(cls, model: TransitionModel) -> "_Projection":
+        return cls.of(model.values)
 
     def feasible(self, f: np.ndarray) -> np.ndarray:
         """``(rows, S)``: the sensitive values of the true entries of each row of ``f`` (``(rows, V)`` bool)."""
-        return (f.astype(np.float64) @ self.onehot) > 0
+        return self.any(f)
 
     def risk(self, r: np.ndarray) -> np.ndarray:
         """``(rows, S)``: each row's risks summed per sensitive value."""
-        return np.minimum(r @ self.onehot, 1.0)
+        return np.minimum(self.sum(r), 1.0)
 
 
 # ---------------------------------------------------------------------- the attack
@@ -412,7 +410,7 @@ class UpdateGraph(AttackBase):
         figures are then read on the sensitive value, see the module docstring).
         Returns the result, the ``(rows, best)`` of every prefix and the forward sweep."""
         c = self.config
-        proj = _Projection(model) if linking else None
+        proj = _Projection.of_model(model) if linking else None
         if linking and not isinstance(model, LinkedTransitions):
             raise TypeError("linking columns need the linked model (attacks.version_links.linked_model)")
         N = links.n_releases

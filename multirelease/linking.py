@@ -30,6 +30,7 @@ rather than judge less than was published.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["LINKING_ROLES", "Linking", "linking_of", "SEPARATOR"]
+__all__ = ["LINKING_ROLES", "Linking", "Projection", "linking_of", "SEPARATOR"]
 
 #: roles of the published columns that are neither quasi-identifier nor sensitive
 LINKING_ROLES = ("non-identifier", "insensitive")
@@ -109,6 +110,44 @@ class Linking:
             out.append("published columns that link nothing across releases (changing or in one release): "
                        + ", ".join(self.ignored))
         return "; ".join(out) or None
+
+
+@dataclass(frozen=True, eq=False)
+class Projection:
+    """Per-linked-value figures read on the sensitive value (:meth:`Linking.project`): the attacks compute a
+    figure for every (target, linked value); the worlds, paths or candidates of ``(s, t)`` over the tuples ``t``
+    are disjoint, so a sensitive value's figure is the sum over its linked values, and a set of linked values
+    holds ``s`` when it holds one of them.
+
+    Attributes
+    ----------
+    codes : ndarray of int
+        For each linked value of the dictionary, the code of its sensitive value in ``values``.
+    values : ndarray of object
+        The distinct sensitive values, sorted.
+    """
+
+    codes: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, dictionary: Sequence) -> "Projection":
+        return cls(*Linking.project(dictionary))
+
+    @cached_property
+    def onehot(self) -> np.ndarray:
+        """``(V, S)``: 1 where linked value ``v`` carries sensitive value ``s``."""
+        out = np.zeros((len(self.codes), len(self.values)))
+        out[np.arange(len(self.codes)), self.codes] = 1.0
+        return out
+
+    def sum(self, x) -> np.ndarray:
+        """``(..., V)`` -> ``(..., S)``: the sum over the linked values of each sensitive value."""
+        return np.asarray(x, dtype=np.float64) @ self.onehot
+
+    def any(self, x) -> np.ndarray:
+        """``(..., V)`` bool -> ``(..., S)``: true where some linked value of the sensitive value is."""
+        return self.sum(np.asarray(x, dtype=bool)) > 0
 
 
 def linking_of(releases: Sequence, changing: Sequence[str] = ()) -> Linking:

@@ -43,11 +43,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
+
+from multirelease.linking import Projection
 
 __all__ = ["JointResult", "joint_feasible"]
 
@@ -85,13 +88,14 @@ class JointResult:
     def _sens(self, x: np.ndarray) -> np.ndarray:
         """``x`` (``(T, V)`` bool) read on the sensitive value: ``(T, S)``, true where some linked value of
         that sensitive value is; ``x`` itself without linking columns."""
+        return x if self._projection is None else self._projection.any(x)
+
+    @cached_property
+    def _projection(self) -> Projection | None:
         if self.codes is None:
-            return x
-        S = int(self.codes.max()) + 1 if len(self.codes) else 0
-        out = np.zeros((x.shape[0], S), dtype=bool)
-        for v, s in enumerate(self.codes.tolist()):
-            out[:, s] |= x[:, v]
-        return out
+            return None
+        codes = np.asarray(self.codes)
+        return Projection(codes, np.arange(int(codes.max()) + 1 if len(codes) else 0))
 
     @property
     def vulnerable_low(self) -> int:
