@@ -18,7 +18,7 @@ value is one of them, so a generator's buddies agree on the sensitive value *and
 from __future__ import annotations
 
 import pandas as pd
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, settings
 from hypothesis import strategies as st
 
 from attacks.correspondence import Correspondence
@@ -29,6 +29,7 @@ from multirelease.schema import Attribute, Schema
 from multirelease.sequence import Adversary, SequenceView
 from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas
 from test_correspondence import brute_force, brute_force_targets, check_brute_force_truth, check_witness
+from tally import tally
 
 
 def _view(releases, changing=()) -> SequenceView:
@@ -94,16 +95,16 @@ def _linked_records(release) -> list[tuple]:
 def _check(rels) -> bool:
     truth = brute_force(rels, [_linked_records(r) for r in rels])
     res = check_brute_force_truth(rels, truth, lambda **kw: Correspondence(**kw).run(_view(rels)))
-    given = brute_force_targets(rels, truth)
+    targets = brute_force_targets(rels, truth)
     check_witness(rels, res)  # buddies agree on the labelled linked value
     for w in res.worst.values():
         assert w["linked_by"] == _linking_columns(rels[0])
     if len(rels) == 2 and all(_is_cut(r) for r in rels):
-        closed = Correspondence(targets=given, method="closed_form", witness=False).run(_view(rels)) if given \
+        closed = Correspondence(targets=targets, method="closed_form", witness=False).run(_view(rels)) if targets \
             else Correspondence(method="closed_form", witness=False).run(_view(rels))
         assert {m: closed.summary.get(m) for m in ("FA", "CA", "BA")} == \
             {m: res.summary.get(m) for m in ("FA", "CA", "BA")}
-    blind = Correspondence(targets=given, witness=False).run(_view(rels, _linking_columns(rels[0]))) if given \
+    blind = Correspondence(targets=targets, witness=False).run(_view(rels, _linking_columns(rels[0]))) if targets \
         else Correspondence(witness=False).run(_view(rels, _linking_columns(rels[0])))
     return blind.summary != res.summary
 
@@ -115,22 +116,12 @@ def _is_cut(release) -> bool:
 
 
 def _tallied(strategy, n: int):
-    tally = {"examples": 0, "linking_mattered": 0}
-
-    @settings(max_examples=max(5, int(n * settings.default.max_examples / 60)), deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def prop(rels):
-        tally["examples"] += 1
-        tally["linking_mattered"] += _check(rels)
-
-    prop()
-    return tally
+    return tally(strategy, _check, max(5, int(n * settings.default.max_examples / 60)))
 
 
 def test_two_releases_with_linking_columns_equal_brute_force():
-    tally = _tallied(linked_sequences(2), 20)
-    assert tally["linking_mattered"] > 0, tally
+    got = _tallied(linked_sequences(2), 20)
+    assert got["mattered"] > 0, got
 
 
 def test_three_and_four_releases_with_linking_columns_equal_brute_force():

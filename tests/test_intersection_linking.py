@@ -24,7 +24,7 @@ import itertools
 from collections import Counter
 
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from attacks.intersection import Intersection
@@ -35,6 +35,7 @@ from multirelease.release import release_from_frame
 from multirelease.schema import Attribute, Schema
 from multirelease.sequence import Adversary, ReleaseSequence
 from test_intersection_all_releases import _valid, principles, uid_streams
+from tally import tally
 
 VALUES = "abcd"
 LINK_VALUES = ("O+", "A+", "B-")
@@ -210,17 +211,9 @@ def _check_untracked(n_link, seq, p) -> bool:
 
 
 def test_untracked_attack_agrees_with_brute_force_on_linked_values():
-    tally = {"examples": 0, "linking_mattered": 0}
-
-    @settings(max_examples=max(10, settings.default.max_examples), deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(insertion_sequences(), principles)
-    def prop(case, p):
-        tally["examples"] += 1
-        tally["linking_mattered"] += _check_untracked(*case, p)
-
-    prop()
-    assert tally["linking_mattered"] > 0, tally
+    got = tally(st.tuples(insertion_sequences(), principles), lambda cp: _check_untracked(*cp[0], cp[1]),
+                max(10, settings.default.max_examples))
+    assert got["mattered"] > 0, got
 
 
 # ---------------------------------------------------------------------- with uids: brute force
@@ -306,14 +299,6 @@ def _check_tracked(n_link, stream, p) -> bool:
 
 
 def test_tracked_attack_agrees_with_brute_force_with_linking_columns():
-    tally = {"examples": 0, "linking_mattered": 0}
-
-    @settings(max_examples=max(10, settings.default.max_examples), deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(linked_uid_streams(), principles)
-    def prop(case, p):
-        tally["examples"] += 1
-        tally["linking_mattered"] += _check_tracked(*case, p)
-
-    prop()
-    assert tally["linking_mattered"] > 0, tally
+    got = tally(st.tuples(linked_uid_streams(), principles), lambda cp: _check_tracked(*cp[0], cp[1]),
+                max(10, settings.default.max_examples))
+    assert got["mattered"] > 0, got

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from attacks.possible_worlds import PossibleWorlds, _SensitiveView
@@ -29,6 +29,7 @@ from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from strategies import generalized_releases, leaf_set, schemas_and_tables
+from tally import tally
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "scenarios" / "shmueli_tassa_example_5_1.yaml"
@@ -186,19 +187,9 @@ def linked_sequences(draw):
 def test_linked_worlds_equal_brute_force():
     """The property below, and a tally: the linking columns must change the answer in some examples (a brute
     force that ignored them would then disagree)."""
-    tally = {"examples": 0, "linking_mattered": 0}
-
-    @given(linked_sequences())
-    @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                     HealthCheck.data_too_large], max_examples=60, deadline=None)
-    def prop(case):
-        mattered = _compare_with_brute_force(*case)
-        tally["examples"] += 1
-        tally["linking_mattered"] += bool(mattered)
-
-    prop()
-    print(f"\n{tally}")
-    assert tally["linking_mattered"] > 0, tally
+    got = tally(linked_sequences(), lambda case: _compare_with_brute_force(*case), 60)
+    print(f"\n{got}")
+    assert got["mattered"] > 0, got
 
 
 def _compare_with_brute_force(tables, releases) -> bool:
