@@ -41,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from multirelease.errors import InputError
 from multirelease.linking import Linking, Projection
 from multirelease.params import Interval, ListOf, Text
 from multirelease.sequence import SequenceView
-from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT, WorldsAnalysis, analyze, witness_world
+from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT
+from solver.worlds_analysis import WorldsAnalysis, analyze
+from solver.worlds_witness import witness_world
 from solver.worlds import build_problem
 
 from .base import AttackBase, AttackResult, Progress

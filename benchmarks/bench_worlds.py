@@ -72,7 +72,7 @@ def _mondrian_view(n: int, attributes_list, mode: str = "persistent"):
 
 # ---------------------------------------------------------------------- figures
 def fig_linkability_mondrian_2000(repeat: int) -> dict:
-    from solver.counting import analyze
+    from solver.worlds_analysis import analyze
     from solver.worlds import build_problem
 
     view = _mondrian_view(2000, [None])
@@ -89,7 +89,7 @@ def fig_linkability_mondrian_2000(repeat: int) -> dict:
 def fig_linkability_mondrian_2000_scc(repeat: int) -> dict:
     import numpy as np
 
-    from solver.counting import _single_release_linkable
+    from solver.linkability import _single_release_linkable
     from solver.worlds import build_problem
 
     view = _mondrian_view(2000, [None])
@@ -109,7 +109,7 @@ def fig_linkability_mondrian_2000_scc(repeat: int) -> dict:
 
 
 def fig_counting_mondrian_2000(repeat: int) -> dict:
-    from solver.counting import analyze
+    from solver.worlds_analysis import analyze
     from solver.worlds import build_problem
 
     view = _mondrian_view(2000, [None])
@@ -118,7 +118,7 @@ def fig_counting_mondrian_2000(repeat: int) -> dict:
 
 
 def fig_linkability_two_releases_2000(repeat: int) -> dict:
-    from solver.counting import analyze
+    from solver.worlds_analysis import analyze
     from solver.worlds import build_problem
 
     view = _mondrian_view(2000, [("age", "education", "sex", "occupation"),

@@ -36,14 +36,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import InputError
-from .hierarchy import ROOT_LABEL, _scalar
+from .hierarchy import _scalar
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .release import Release
     from .schema import Attribute
 
-__all__ = ["NOTATIONS", "SEPARATORS", "parse_cell", "format_cell", "detect_separator", "writes_group",
-           "notation_of"]
+__all__ = ["NOTATIONS", "SEPARATORS", "parse_cell", "format_cell", "detect_separator", "notation_of"]
 
 NOTATIONS = ("native", "arx")
 SEPARATORS = {"native": ",", "arx": ";"}
@@ -164,21 +162,6 @@ def format_cell(attribute: "Attribute", lo: int, hi: int, mask: int = 0) -> str:
                      f"notation: hierarchy labels name other values with the same text")
 
 
-def writes_group(release: "Release") -> bool:
-    """Whether an ARX-notation file needs the ``group`` column: ARX writes none, so it is left out when the
-    classes the QI values draw already are the groups, numbered from 1 in order of first appearance (as the
-    reader numbers them), and no counterfeit statistics refer to the group ids."""
-    from .release import _class_index, _qi_key
-
-    if release.group is None:
-        return False
-    if release.anatomy or release.counterfeits:
-        return True
-    qi_classes = _class_index(_qi_key(release.lo, release.hi, release.masks))
-    return not np.array_equal(np.asarray(release.group, dtype=np.int64), qi_classes + 1)
-
-
-# ---------------------------------------------------------------------- files
 def detect_separator(header: str, columns: Any) -> str:
     """The separator of a release file, told from its header line: ``;`` (ARX's) when splitting the header
     there gives more known ``columns`` than splitting it at commas, else ``,``."""

@@ -3,7 +3,8 @@ words of the reference (:mod:`multirelease.reference`) that are not in a docstri
 
 The *names* come from the code that parses them (``scenario.TOP_KEYS``, ``sequence.ADVERSARY_KEYS``,
 ``dynamics.STREAM_KEYS``, ``ledger_release.SPEC_KEYS``, ``report.RELEASE_METRICS``, ``expect.EXIT_CODES``...);
-these tables only say what they mean.  :func:`missing_entries` lists every name of the code without an entry
+these tables only say what they mean (this module imports nothing).  :func:`multirelease.reference.missing_entries`
+lists every name of the code without an entry
 here (or an entry that names nothing), and every registered publisher or attack without paper, docstring,
 parameter or metric descriptions; ``tests/test_reference.py`` asserts the list is empty, so a key added to a
 parser or a class added to a registry cannot be left out of the reference.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 __all__ = ["TOP_KEY_TEXT", "RELEASE_ITEM_TEXT", "ATTRIBUTE_KEY_TEXT", "ROLE_TEXT", "GENERALIZATION_TEXT",
            "ADVERSARY_TEXT", "DYNAMICS_TEXT", "STREAM_TEXT", "TRANSITIONS_TEXT", "TARGETS_TEXT", "SPEC_KEY_TEXT",
-           "RELEASE_METRIC_TEXT", "EXIT_TEXT", "RELEASE_ITEM_KEYS", "DYNAMICS_KEYS", "missing_entries"]
+           "RELEASE_METRIC_TEXT", "EXIT_TEXT", "RELEASE_ITEM_KEYS", "DYNAMICS_KEYS"]
 
 #: the scenario's top-level keys (``scenario.TOP_KEYS``)
 TOP_KEY_TEXT = {
@@ -180,51 +181,3 @@ EXIT_TEXT = {
     3: "UNKNOWN: a solver stopped before a proof (the metric is an interval that does not settle the "
        "requirement)",
 }
-
-
-def missing_entries() -> list[str]:
-    """What the reference cannot say, one line each: a registered publisher or attack without ``paper``,
-    docstring or a parameter's description, an attack metric without a meaning, a key of a parser, a release
-    metric or an exit code without words (tests/test_reference.py asserts there is none)."""
-    from . import reference_keys as K
-    from .reference import _docstring_params, _paper, _registries, _sections
-    from .dynamics import STREAM_KEYS
-    from .expect import EXIT_CODES
-    from .ledger_release import SPEC_KEYS
-    from .report import RELEASE_METRICS
-    from .schema import _ATTRIBUTE_KEYS, GENERALIZATIONS, ROLES
-    from .scenario import TARGETS, TOP_KEYS
-    from .sequence import ADVERSARY_KEYS
-    from .transitions import _KEYS as TRANSITION_KEYS
-
-    out = []
-    pubs, attacks = _registries()
-    for kind, registry in (("publisher", pubs), ("attack", attacks)):
-        family = [registry[n] for n in registry]
-        for name in registry:
-            cls = registry[name]
-            if not _paper(cls).strip():
-                out.append(f"{kind} {name}: no paper")
-            if not _sections(cls.__doc__)[""]:
-                out.append(f"{kind} {name}: no docstring")
-            docs = _docstring_params(cls, family)
-            out += [f"{kind} {name}: parameter '{p}' not in its docstring's Parameters" for p in cls.params
-                    if p not in docs]
-            if kind == "attack":
-                desc = getattr(cls, "metric_descriptions", {})
-                out += [f"attack {name}: metric '{m}' has no description" for m in cls.metrics
-                        if not str(desc.get(m, "")).strip()]
-                out += [f"attack {name}: described metric '{m}' is not reported" for m in desc
-                        if "<" not in m and m not in tuple(cls.metrics)]
-    for what, keys, text in (("scenario key", TOP_KEYS, K.TOP_KEY_TEXT), ("spec key", SPEC_KEYS, K.SPEC_KEY_TEXT),
-                             ("attribute key", _ATTRIBUTE_KEYS, K.ATTRIBUTE_KEY_TEXT), ("role", ROLES, K.ROLE_TEXT),
-                             ("generalization", GENERALIZATIONS, K.GENERALIZATION_TEXT),
-                             ("adversary key", ADVERSARY_KEYS, K.ADVERSARY_TEXT),
-                             ("stream key", STREAM_KEYS, K.STREAM_TEXT),
-                             ("transitions key", TRANSITION_KEYS, K.TRANSITIONS_TEXT),
-                             ("targets value", TARGETS, K.TARGETS_TEXT),
-                             ("release metric", RELEASE_METRICS, K.RELEASE_METRIC_TEXT),
-                             ("exit code", set(EXIT_CODES.values()) | {2}, K.EXIT_TEXT)):
-        out += [f"{what} '{k}' has no words in multirelease/reference_keys.py" for k in keys if k not in text]
-        out += [f"{what} '{k}' of multirelease/reference_keys.py is not in the code" for k in text if k not in keys]
-    return out

@@ -41,7 +41,7 @@ from .schema import Attribute, Schema
 from .table import composite_sensitive, refuse_missing_sensitive
 
 __all__ = [
-    "Release", "ReleaseTruth", "contains", "comparable", "generalizes",
+    "Release", "ReleaseTruth", "contains", "comparable", "generalizes", "writes_group",
     "read_release_csv", "write_release_csv", "read_counterfeits_csv", "write_counterfeits_csv",
     "release_from_frame", "read_release_bytes", "release_csv",
 ]
@@ -254,11 +254,9 @@ class Release:
     def to_frame(self, *, with_group: bool = True, notation: str = "native") -> pd.DataFrame:
         """The release in the contract's CSV layout: ``group`` (the class id, from 1), ``uid`` if tracked,
         then the published attributes in schema order.  ``notation="arx"``: QI cells in ARX's notation, and
-        ``group`` only where the QI values do not already draw the groups (:func:`multirelease.arx.writes_group`)."""
+        ``group`` only where the QI values do not already draw the groups (:func:`writes_group`)."""
         out = {}
         if notation == "arx":
-            from .arx import writes_group
-
             with_group = with_group and writes_group(self)
         if with_group:
             out["group"] = (self.group if self.group is not None else self.classes + 1)
@@ -321,6 +319,21 @@ def _class_index(key: np.ndarray) -> np.ndarray:
         c, uniques = pd.factorize(col)
         codes = pd.factorize(codes * len(uniques) + c)[0]
     return codes.astype(np.int64, copy=False)
+
+
+def writes_group(release: "Release") -> bool:
+    """Whether an ARX-notation file needs the ``group`` column: ARX writes none, so it is left out when the
+    classes the QI values draw already are the groups, numbered from 1 in order of first appearance (as the
+    reader numbers them), and no counterfeit statistics refer to the group ids."""
+    if release.group is None:
+        return False
+    if release.anatomy or release.counterfeits:
+        return True
+    qi_classes = _class_index(_qi_key(release.lo, release.hi, release.masks))
+    return not np.array_equal(np.asarray(release.group, dtype=np.int64), qi_classes + 1)
+
+
+# ---------------------------------------------------------------------- files
 
 
 def _first_mixed_group(group: np.ndarray, classes: np.ndarray) -> tuple[int, int, int] | None:

@@ -22,7 +22,7 @@ from ortools.sat.python import cp_model
 from multirelease.errors import InputError, SolverError
 
 from .matching import matchable_edges
-from .worlds import Block, WorldsProblem
+from .worlds import Block, WorldsProblem, no_world_message
 
 __all__ = ["DEFAULT_TIME_LIMIT", "block_linkability", "decide_coupled", "decide_coupled_all"]
 
@@ -217,8 +217,8 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     if status == "infeasible":
         for (block, cand), tw in zip(parts, models):  # name the part without a world
             if decide_status(tw.block, cand, deadline) == "infeasible":
-                raise InputError(_no_world_message(problem, block))
-        raise InputError(_no_world_message(problem, parts[0][0]))
+                raise InputError(no_world_message(problem, block))
+        raise InputError(no_world_message(problem, parts[0][0]))
     if status == "unknown":
         return [(cand.copy(), False, {}, np.zeros_like(cand)) for _, cand in parts]
     linkable = [np.zeros_like(cand) for _, cand in parts]
@@ -305,12 +305,3 @@ def _solve(model: cp_model.CpModel, time_limit: float, assumptions: list, optimi
     if status == cp_model.MODEL_INVALID:
         raise SolverError("CP-SAT: invalid type-world model")
     return "unknown", core, solver
-
-
-def _no_world_message(problem: WorldsProblem, block: Block) -> str:
-    rel = ", ".join(str(problem.releases[r].index) for r in block.releases)
-    who = [str(problem.individuals[m[0]]) for m in block.members[:3]]
-    if not who:
-        return f"no possible world: a record of release(s) {rel} contains no individual's QI values"
-    return (f"no possible world: the releases ({rel}) cannot all come from the population "
-            f"(individuals {', '.join(who)}...)")

@@ -43,7 +43,8 @@ from multirelease.errors import InputError
 from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
-__all__ = ["ReleaseGraph", "WorldsProblem", "Block", "build_problem", "problem_from_arrays", "MODES"]
+__all__ = ["ReleaseGraph", "WorldsProblem", "Block", "build_problem", "problem_from_arrays", "MODES",
+           "no_world_message"]
 
 MODES = ("persistent", "free")
 #: points checked at once when building the adjacency
@@ -448,3 +449,14 @@ def _components(problem: WorldsProblem, rel: list[int]) -> list[Block]:
                 group_count=tuple(g.group_count[[gg]] if kk == k else np.zeros(0, np.int64) for kk in range(len(rel))),
                 group_value=tuple(g.group_value[[gg]] if kk == k else np.zeros(0, np.int64) for kk in range(len(rel)))))
     return blocks
+
+
+def no_world_message(problem: WorldsProblem, block: Block) -> str:
+    """Why a block has no possible world (the input error of the engines that find it), naming its releases
+    and a few of its individuals."""
+    rel = ", ".join(str(problem.releases[r].index) for r in block.releases)
+    who = [str(problem.individuals[m[0]]) for m in block.members[:3]]
+    if not who:
+        return f"no possible world: a record of release(s) {rel} contains no individual's QI values"
+    return (f"no possible world: the releases ({rel}) cannot all come from the population "
+            f"(individuals {', '.join(who)}...)")

@@ -10,7 +10,7 @@ too, the same whichever process computed it.
     >>> from solver.worlds_component import solve_component          # doctest: +SKIP
     >>> out = executor.submit(solve_component, block, problem.n_values).result()   # doctest: +SKIP
 
-:func:`solve_blocks` is how :func:`solver.counting.analyze` solves every block: the blocks are packed into
+:func:`solve_blocks` is how :func:`solver.worlds_analysis.analyze` solves every block: the blocks are packed into
 *chunks* (:func:`solver.executor.chunks`, from the blocks' sizes alone) and each chunk is one task of the
 current executor (:mod:`solver.executor`: this process, local worker processes, or a Dask cluster) -
 :func:`solve_chunk` prunes its blocks together (:func:`solver.worlds_reduce.reduce_blocks_tagged`), decides
@@ -33,6 +33,7 @@ import numpy as np
 
 from multirelease.errors import InputError
 
+from .counting import BlockCounts, count_block
 from .linkability import DEFAULT_TIME_LIMIT, decide_coupled_all
 from .worlds import Block, WorldsProblem
 from .worlds_reduce import reduce_block, reduce_blocks_tagged
@@ -70,8 +71,6 @@ def solve_component(block: Block, n_values: int, *, time_limit: float = DEFAULT_
     sub-blocks, each ``{"types": [...], "exact": bool, "worlds": int | None, "linked": [[int]] | None,
     "method": str}`` (counts only with ``count``; ``worlds`` is ``None`` when the part was estimated).
     Raises :class:`~multirelease.errors.InputError` when the block has no world."""
-    from .counting import count_block  # counting imports this module's siblings: import late
-
     problem = _plain_problem(block, n_values)
     where = {int(m[0]): t for t, m in enumerate(block.members)}
     subs = reduce_block(problem, block)
@@ -128,8 +127,6 @@ def _plain_of(problem: WorldsProblem, blocks: list[Block]) -> SimpleNamespace:
 
 def _settle(problem, sub, decided, *, count: bool, max_type_worlds: int, time_limit: float, samples: int, rng):
     """One sub-block's linkability and counts: ``(BlockCounts, linkable, linkability exact, proven)``."""
-    from .counting import BlockCounts, count_block
-
     block = sub.block
     if sub.coupled:
         lk, lk_exact, _, proven = decided

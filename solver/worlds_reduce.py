@@ -38,7 +38,7 @@ from scipy.sparse.csgraph import connected_components
 from multirelease.errors import InputError
 
 from .matching import matchable_edges
-from .worlds import Block, WorldsProblem
+from .worlds import Block, WorldsProblem, no_world_message
 
 __all__ = ["SubBlock", "reduce_block", "reduce_blocks", "reduce_blocks_tagged", "edge_values"]
 
@@ -69,9 +69,7 @@ def edge_values(block: Block, k: int) -> np.ndarray:
 
 
 def _no_world(problem: WorldsProblem, block: Block) -> InputError:
-    from .linkability import _no_world_message
-
-    return InputError(_no_world_message(problem, block))
+    return InputError(no_world_message(problem, block))
 
 
 def reduce_block(problem: WorldsProblem, block: Block) -> list[SubBlock]:

@@ -234,7 +234,7 @@ def test_worlds_chunks_keep_sampled_figures_executor_independent(monkeypatch):
     intervals; linkability and the blocks' order are those of the single chunk."""
     import numpy as np
 
-    from solver.counting import analyze
+    from solver.worlds_analysis import analyze
 
     problem = _sampled_problem()
     one = analyze(problem, max_type_worlds=1, samples=200)
@@ -261,7 +261,7 @@ def test_worlds_block_without_world_is_named_alike_by_every_executor(monkeypatch
     one chunk per block in two worker processes refuse the input with the same one-line message, naming the
     first block in the blocks' order."""
     from multirelease.errors import InputError
-    from solver.counting import analyze
+    from solver.worlds_analysis import analyze
 
     with pytest.raises(InputError) as one:
         analyze(_sampled_problem(broken=True))

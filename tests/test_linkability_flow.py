@@ -7,7 +7,7 @@ deletions) by any generalization the strategies draw (cuts, local recodings, Mon
 (:func:`solver.worlds_oracle.brute_force`) enumerates every assignment of values to individuals and keeps those
 for which every release has a perfect matching; it knows nothing of types, flows or CP-SAT.
 
-* the engine (:func:`solver.counting.analyze`) equals the oracle on linkability, the number of worlds and every
+* the engine (:func:`solver.worlds_analysis.analyze`) equals the oracle on linkability, the number of worlds and every
   linkage fraction ``|E[v, s]| / |E|`` (004, Definition 3.2);
 * :func:`solver.worlds_reduce.reduce_block` keeps every pair a world realizes, and on a sub-block it declares
   uncoupled its candidates *are* the linkable pairs;
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from multirelease.sequence import Adversary, ReleaseSequence
-from solver.counting import analyze
+from solver.worlds_analysis import analyze
 from solver.linkability import _block_values, decide_coupled
 from solver.worlds import build_problem
 from solver.worlds_oracle import brute_force

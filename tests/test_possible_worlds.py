@@ -28,7 +28,8 @@ from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from publishers.global_guarantee import GlobalGuarantee
 from publishers.mondrian import NaiveRepublication, release_from_partition
-from solver.counting import analyze, breach_closed_form, brute_force, multinomial
+from solver.counting import breach_closed_form, brute_force, multinomial
+from solver.worlds_analysis import analyze
 from solver.matching import permanent
 from solver.worlds import build_problem
 from strategies import generalized_releases, schemas_and_tables

@@ -10,7 +10,7 @@ import pytest
 
 from attacks import ATTACKS
 from attacks.base import AttackBase
-from multirelease import reference
+from multirelease import reference, reference_pages
 from multirelease.cli import main
 from multirelease.params import Interval
 from multirelease.report import RELEASE_METRICS
@@ -26,13 +26,13 @@ def test_nothing_is_missing_from_the_reference():
 
 
 def test_committed_pages_are_what_the_code_generates():
-    stale = reference.stale_pages(DOCS)
+    stale = reference_pages.stale_pages(DOCS)
     assert not stale, (f"docs/reference/{', '.join(stale)} differ from the code: run "
-                       "`python -m multirelease.reference docs/` and commit the pages")
+                       "`python -m multirelease.reference_pages docs/` and commit the pages")
 
 
 def test_every_registered_name_has_its_entry_in_the_pages():
-    pages = {name: (DOCS / "reference" / name).read_text(encoding="utf-8") for name in reference.PAGES}
+    pages = {name: (DOCS / "reference" / name).read_text(encoding="utf-8") for name in reference_pages.PAGES}
     for name in PUBLISHERS:
         assert f"## `{name}`" in pages["publishers.md"], name
         assert PUBLISHERS[name].paper in pages["publishers.md"]
@@ -95,7 +95,7 @@ def test_a_registered_name_without_entry_is_found(fake_entries):
     assert "publisher bare_publisher: parameter 'k' not in its docstring's Parameters" in missing
     assert "attack bare_attack: metric 'leak' has no description" in missing
     assert not any("bare_attack: parameter" in m or "bare_attack: no paper" in m for m in missing)
-    assert {"index.md", "publishers.md", "attacks.md", "metrics.md"} <= set(reference.stale_pages(DOCS))
+    assert {"index.md", "publishers.md", "attacks.md", "metrics.md"} <= set(reference_pages.stale_pages(DOCS))
 
 
 def test_a_parser_key_without_words_is_found(monkeypatch):
@@ -148,12 +148,12 @@ def test_describe_unknown_name_is_bad_input(capsys):
 
 
 def test_generator_check_mode(tmp_path):
-    assert reference.main([str(tmp_path), "--check"]) == 1  # nothing written yet
-    assert reference.main([str(tmp_path)]) == 0
-    assert reference.main([str(tmp_path), "--check"]) == 0
+    assert reference_pages.main([str(tmp_path), "--check"]) == 1  # nothing written yet
+    assert reference_pages.main([str(tmp_path)]) == 0
+    assert reference_pages.main([str(tmp_path), "--check"]) == 0
     (tmp_path / "reference" / "attacks.md").write_text("old", encoding="utf-8")
     (tmp_path / "reference" / "extra.md").write_text("old", encoding="utf-8")
-    assert reference.stale_pages(tmp_path) == ["attacks.md", "extra.md"]
+    assert reference_pages.stale_pages(tmp_path) == ["attacks.md", "extra.md"]
 
 
 def test_custodian_howto_commands_run_as_written(tmp_path, capsys):
