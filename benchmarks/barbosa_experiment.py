@@ -83,7 +83,7 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
             row = {"rate": r, "method": method, "release": i, "seconds": seconds, "records": len(rel),
                    "counterfeits": n_fake, "classes": rel.n_classes, "snapshot": len(table),
                    "FEM": fem(rel, t_size), "VEM": vem(rel, t_size)}
-            timings = res.stats.get("seconds")  # BPG's phases (publishers.bpg.BPG, Notes)
+            timings = res.stats.get("seconds")  # BPG's phases (publishers.bpg.postprocessor.BPG, Notes)
             if method == "bpg" and timings:
                 row.update({"anonymizer_seconds": timings["encoding"] + timings["generalizer"],
                             "bpg_seconds": timings["post_processing"] + timings["database"]})
@@ -91,7 +91,7 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
             if progress:
                 progress(f"r={r} {method} release {i}/{n_rel}: {seconds:.2f} s, FEM {row['FEM']:.3f}, "
                          f"VEM {row['VEM']:.3f}")
-        from publishers.bpg import clear_cache
+        from publishers.bpg.postprocessor import clear_cache
 
         clear_cache()
     return rows, seen

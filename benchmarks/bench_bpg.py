@@ -79,7 +79,7 @@ def one(figure: str) -> dict:
 
 def _time_bpg_check() -> list[float]:
     """The seconds of every call of BPG's own check in this process (the publisher keeps no figures)."""
-    import publishers.bpg as bpg
+    import publishers.bpg.postprocessor as bpg
 
     spent: list[float] = []
     check = bpg.BPG._check

@@ -16,7 +16,7 @@ Figures of the engine (:mod:`solver.worlds`, :mod:`solver.counting`):
 * ``linkability_two_releases_2000`` - persistent values, two Mondrian releases of the same 2,000 records on
   different quasi-identifier subsets (Shmueli & Tassa's setting): CP-SAT linkability.
 
-Figures of the sequential publisher (:mod:`publishers.sequential_diversity`, Shmueli & Tassa section 6.2, the
+Figures of the sequential publisher (:mod:`publishers.sequential.diversity`, Shmueli & Tassa section 6.2, the
 ten releases of ``scenarios/shmueli_tassa_adult.yaml``, 30,162 records, l = 5, p = 100):
 
 * ``sequential_preprocessing_adult`` - Algorithm 1 (the l - 1 fake worlds);

@@ -41,7 +41,7 @@ from multirelease.schema import Schema  # noqa: E402
 from multirelease.sequence import Adversary, SequenceView  # noqa: E402
 from multirelease.table import Table, read_table  # noqa: E402
 from publishers import PUBLISHERS  # noqa: E402
-from publishers.bcf import closed_form  # noqa: E402
+from publishers.bcf.anonymizer import closed_form  # noqa: E402
 
 D1_SIZE = 15060
 D2_SIZES = (200, 2000, 15102)

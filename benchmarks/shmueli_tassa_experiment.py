@@ -106,7 +106,7 @@ def fractions(n_tables: int, seed: int = 0) -> dict:
     from multirelease.schema import Schema
     from multirelease.sequence import Adversary, ReleaseSequence
     from multirelease.table import Table
-    from publishers.sequential_diversity import SequentialDiversity, diversity
+    from publishers.sequential.diversity import SequentialDiversity, diversity
 
     schema = Schema.from_mapping({"attributes": {
         "x": {"role": "quasi", "hierarchy": {"numeric": {"min": 0, "max": 3}}},

@@ -215,7 +215,7 @@ def _recover(led: Ledger, history: Sequence[LedgerRelease]) -> None:
 
 # ---------------------------------------------------------------------- BPG's own database
 def _bpg_prepare(led: Ledger, n: int, doc: dict, state: dict | None) -> tuple[dict, dict | None, Path]:
-    """BPG keeps its state in its own SQLite database (:mod:`publishers.bpg_store`): release ``n`` is made in
+    """BPG keeps its state in its own SQLite database (:mod:`publishers.bpg.store`): release ``n`` is made in
     ``bpg_<n>.db`` in the ledger folder, a copy of ``bpg_<n-1>.db`` (SQLite's backup), so that a gate that
     fails leaves the recorded database as it was; the ledger's state names the file of its release."""
     work = led.dir / f"bpg_{n}.db"
@@ -235,7 +235,7 @@ def _bpg_prepare(led: Ledger, n: int, doc: dict, state: dict | None) -> tuple[di
 
 
 def _bpg_close(work: Path, keep: bool) -> None:
-    from publishers.bpg_store import clear_cache
+    from publishers.bpg.store import clear_cache
 
     clear_cache()
     if not keep:
@@ -257,7 +257,7 @@ def _state_to_store(name: str, state: Mapping) -> dict:
 
 def _state_from_store(name: str, state: dict, snapshot: Table) -> dict:
     if name == "bcf" and state.get("records") == "ledger":
-        from publishers.bcf_state import record_digests
+        from publishers.bcf.state import record_digests
 
         state = {**state, "records": record_digests(snapshot, state.get("quasi", []), state.get("sensitive", []))}
     return state

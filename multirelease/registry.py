@@ -12,7 +12,7 @@ import importlib
 from collections.abc import MutableMapping
 from typing import Any, Iterator
 
-__all__ = ["LazyRegistry"]
+__all__ = ["LazyRegistry", "lazy_names"]
 
 
 class LazyRegistry(MutableMapping):
@@ -61,3 +61,16 @@ class LazyRegistry(MutableMapping):
             raise AttributeError(f"module {self._package!r} has no attribute {attr!r}")
 
         return __getattr__
+
+
+def lazy_names(package: str, names: dict[str, str]):
+    """A family package's ``__getattr__`` (PEP 562): its public names (``{name: module}``, modules relative to
+    ``package``), each imported from its module when first used, so that importing one module of a family
+    (``publishers.bcf.state``) does not import the others (``publishers.bcf.anonymizer`` pulls OR-Tools)."""
+
+    def __getattr__(attr: str):
+        if attr in names:
+            return getattr(importlib.import_module(f"{package}.{names[attr]}"), attr)
+        raise AttributeError(f"module {package!r} has no attribute {attr!r}")
+
+    return __getattr__

@@ -41,7 +41,7 @@ from multirelease.release import Release, release_from_frame
 from multirelease.schema import Attribute, Schema
 from multirelease.table import Table
 from publishers import PUBLISHERS
-from publishers.bcf import state_from_releases
+from publishers.bcf.anonymizer import state_from_releases
 
 from strategies import cut_releases, raw_tables, schemas
 
@@ -425,8 +425,8 @@ def test_an_own_chain_whose_incremental_measure_fails_is_repaired(monkeypatch):
     """The repair: should the incremental measure accept an R2 the exact check rejects, the search is redone
     with the exact engine.  Simulated with a measure that accepts every step (the search then specializes to
     the leaves): the release returned is BCF-anonymous by the brute force, and the stats say why."""
-    import publishers.bcf as bcf
-    from publishers.tds import KAnonymity
+    import publishers.bcf.anonymizer as bcf
+    from publishers.bcf.tds import KAnonymity
 
     class AcceptAll(KAnonymity):
         crack = None
@@ -477,8 +477,8 @@ def test_a_hand_edited_own_state_is_measured_exactly():
 def test_a_first_release_that_is_not_k_anonymous_is_refused(name, monkeypatch):
     """tds (and bcf's first release, which is TDS) check linking.k >= k before returning: with a broken validity
     test that accepts every specialization the release is refused, naming the class."""
-    import publishers.bcf as bcf
-    import publishers.tds as tds
+    import publishers.bcf.anonymizer as bcf
+    import publishers.bcf.tds as tds
 
     class AcceptAll(tds.KAnonymity):
         def check(self, step):
@@ -498,7 +498,7 @@ def test_state_for_sequence_keeps_an_own_chain_and_adopts_any_other():
     """What a runner hands bcf before publishing into a sequence: its own state when the chain is the
     sequence (then the incremental measure), the sequence as a foreign chain otherwise - R1 by tds with no bcf
     state (the defect's path), or a sequence where another release came between bcf's."""
-    from publishers.bcf import state_for_sequence
+    from publishers.bcf.anonymizer import state_for_sequence
 
     d1, d12 = _defect_tables()
     own = PUBLISHERS["bcf"](k=2).publish(d1, rng=np.random.default_rng(0))

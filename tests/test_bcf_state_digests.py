@@ -1,7 +1,7 @@
 """BCF's state keeps no unkeyed hash of a raw value (issue 14 item 3): whoever holds the state - the publisher's
 own, or the ledger's copy - cannot recover a sensitive value by hashing every candidate value of a record
 whose quasi-identifiers are known.  The state's record digests are HMAC-SHA-256 under a per-process key from
-``secrets`` (publishers/bcf_state.py) and still catch a published record that changed."""
+``secrets`` (publishers/bcf/state.py) and still catch a published record that changed."""
 from __future__ import annotations
 
 import hashlib

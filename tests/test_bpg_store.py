@@ -1,4 +1,4 @@
-"""The SQLite state of BPG (publishers.bpg_store; Barbosa, Pinto, Gomes, CIKM 2012, section 6) and what the
+"""The SQLite state of BPG (publishers.bpg.store; Barbosa, Pinto, Gomes, CIKM 2012, section 6) and what the
 publisher keeps between releases.
 
 * the uid stream (section 4: an identifier constant across releases, independent of the data) is reproducible
@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import publishers.bpg as bpg_module
+import publishers.bpg.postprocessor as bpg_module
 from multirelease.errors import InputError
 from multirelease.hierarchy import Hierarchy
 from multirelease.principles import Principle
 from multirelease.schema import Attribute, Schema
 from multirelease.table import Table
-from publishers.bpg import BPG
-from publishers.bpg_store import Stores, check_invariant, clear_cache, new_uids, read_state
+from publishers.bpg.postprocessor import BPG
+from publishers.bpg.store import Stores, check_invariant, clear_cache, new_uids, read_state
 
 _SCHEMA = Schema((Attribute("q", "quasi", Hierarchy.numeric("q", 0, 7)),
                   Attribute("r", "quasi", Hierarchy.numeric("r", 0, 3)),

@@ -31,7 +31,7 @@ Found and fixed here: counterfeit values favoured the first values of the domain
 counterfeit copied a member's other columns (a twin in every group, p 1e-8; now a person of the region outside
 the group: p 0.27), the statistics file listed groups in creation order (now by id), and counterfeit values were
 rarer than their group's real values (full Adult stream, ten releases, 614 groups: frequency p 4e-44, domain
-position p 1e-50).  That last one had three causes, each measured and removed in :mod:`publishers.m_distinct`:
+position p 1e-50).  That last one had three causes, each measured and removed in :mod:`publishers.m_invariance.distinct`:
 new records refilled the gaps of frequent values and not of rare ones (Algorithm 3, ``epsilon = 1``; now off
 unless ``refill: true``), Algorithm 3's scan left a bucket's deficits at the entries no flexible row reaches
 (those of the bucket's rarer values; now ``spread_deficits`` draws them uniformly among the feasible entries),

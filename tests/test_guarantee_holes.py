@@ -31,7 +31,7 @@ from multirelease.table import Table
 from multirelease.errors import InputError
 from multirelease.transitions import load_transitions
 from publishers.global_guarantee import GlobalGuarantee
-from publishers.m_invariance import MInvariance
+from publishers.m_invariance.invariance import MInvariance
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ledger import SPEC, write_snapshots  # noqa: E402  (the ledger engineer's data)

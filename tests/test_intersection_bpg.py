@@ -36,7 +36,7 @@ from multirelease.schema import Attribute, Schema
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from publishers import PUBLISHERS
-from publishers.bpg import BPG, VARIANTS, check_invariant, clear_cache, read_state
+from publishers.bpg.postprocessor import BPG, VARIANTS, check_invariant, clear_cache, read_state
 from publishers.mondrian import NaiveRepublication
 from strategies import schemas_and_tables, update_streams
 
@@ -294,7 +294,7 @@ import json, numpy as np, pandas as pd, sys
 sys.path.insert(0, {str(ROOT / 'tests')!r})
 from multirelease.pipeline import load_scenario
 from multirelease.table import Table
-from publishers.bpg import BPG
+from publishers.bpg.postprocessor import BPG
 sc = load_scenario({str(SCENARIOS / 'adult_mondrian.yaml')!r})
 frame = pd.read_csv({str(tmp_path / 'snap2.csv')!r}, dtype=str, keep_default_na=False, index_col=0)
 frame.index = frame.index.astype(str).astype(object)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from attacks.update_graph import UpdateGraph, link_versions, node_weights, sug_dp
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.transitions import TransitionModel
-from publishers.m_distinct import edge_colouring
+from publishers.m_invariance.distinct import edge_colouring
 from test_update_graph import _sequence
 
 

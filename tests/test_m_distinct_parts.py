@@ -18,10 +18,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publishers._m_assign import TOL, _scan_max, _scan_min, assign_new, assign_old
+from publishers.m_invariance._assign import TOL, _scan_max, _scan_min, assign_new, assign_old
 from scipy import stats
 
-from publishers._m_distinct_parts import (Bucket, _allowed_by_matchings, allowed_masks, allowed_masks_of, bits,
+from publishers.m_invariance._distinct_parts import (Bucket, _allowed_by_matchings, allowed_masks, allowed_masks_of, bits,
                                           counterfeit_values, intersection_key, intersection_keys, intersection_plan,
                                           sampled_counterfeit_values, spread_deficits)
 

@@ -4,7 +4,7 @@ m-invariance had: commit f7ab8b0, tests/test_guarantee_holes.py).
 m-invariance's own check renamed a record whose value changed and looked at the last two releases; the
 pipeline's adversary (Li & Zhou section III, Definition 6: versions linked through the population's
 quasi-identifiers, the public update model, every release) found a vulnerable value on an update outside the
-model.  m-Distinct's own check (:mod:`publishers._m_guarantee`) also looks at two releases at a time, so the
+model.  m-Distinct's own check (:mod:`publishers.m_invariance._guarantee`) also looks at two releases at a time, so the
 same question is asked of it here: on random streams (6-12 rows, 3-5 releases, insertions, deletions and
 sensitive updates drawn inside the public model, or *outside* it), after every release the files as the CLI
 writes them (``release_<i>.csv`` with its ``uid`` column when asked, ``counterfeits_<i>.csv``) are read back and
@@ -13,7 +13,7 @@ published - and must find no vulnerable value and no inconsistent record, or the
 
 Why the pairwise check suffices for m-Distinct (and did not for m-invariance): m-Distinct checks Definition 14
 on every record in both releases *under the public model itself* (a record whose update leaves the model gets
-a legal group of its own, or the release is refused, :meth:`publishers.m_distinct.MDistinct._repair`), and
+a legal group of its own, or the release is refused, :meth:`publishers.m_invariance.distinct.MDistinct._repair`), and
 Lemma 3 turns that pairwise condition into "no feasible sub-SUG loses a node" over any number of releases;
 m-invariance checked persistent values on renamed records, which says nothing about the model's edges.
 

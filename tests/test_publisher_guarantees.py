@@ -34,7 +34,7 @@ refused, 317 / 309 s CPU, 0.29 GB peak.  1,000 examples each of m_distinct and m
 and ``intersect_limit`` drawn too (session 5): nothing found; 219 and 485 refused, every one for a sensitive
 domain with fewer than ``m`` values; 79 s CPU for both, 0.27 GB peak.
 
-Also here: BPG's own check (:meth:`publishers.bpg.BPG._check`) agrees with ``ATTACKS["intersection"]`` run on
+Also here: BPG's own check (:meth:`publishers.bpg.postprocessor.BPG._check`) agrees with ``ATTACKS["intersection"]`` run on
 every release, and refuses a release that a broken post-processing would have isolated someone with.
 """
 from __future__ import annotations
@@ -328,8 +328,8 @@ def test_bpg_own_check_agrees_with_the_intersection_attack():
 
 
 def _bpg_check_case(data, k, l) -> str:
-    import publishers.bpg as bpg
-    from publishers.bpg_store import clear_cache
+    import publishers.bpg.postprocessor as bpg
+    from publishers.bpg.store import clear_cache
 
     snaps = _bpg_sequence(data)
     seq = ReleaseSequence()

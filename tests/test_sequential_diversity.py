@@ -1,4 +1,4 @@
-"""Tests of the sequential l-diversity publishers (publishers/sequential_diversity.py; Shmueli & Tassa,
+"""Tests of the sequential l-diversity publishers (publishers/sequential/diversity.py; Shmueli & Tassa,
 ../shared/papers/004_db68606f48036092.txt).
 
 Over 500 lines because it is one engine's properties, read with the same checkers and strategies and in
@@ -36,7 +36,7 @@ from multirelease.release import Release
 from multirelease.schema import Schema
 from multirelease.table import Table, composite_sensitive
 from publishers import PUBLISHERS
-from publishers.sequential_diversity import (
+from publishers.sequential.diversity import (
     NonSequentialDiversity, SequentialDiversity, _Geometry, _Regions, algorithm1, algorithm2, cyclic_value_order,
     diversity, range_limited_permutations, world_tables,
 )
@@ -537,7 +537,7 @@ def test_own_check_names_the_world_and_individual_a_narrowed_record_breaks():
     (rt, 1) narrowed to (r, 1) no longer covers e's tuple (t, 1) of the fake world T_1 (Table 9b)."""
     import dataclasses
 
-    from publishers.sequential_check import WorldsRefusal, check_release
+    from publishers.sequential.check import WorldsRefusal, check_release
 
     table, worlds, release, truth, witness = _example_4_2_checked()
     assert check_release("sequential_diversity", release, truth, table, worlds, witness, 2, 1)  # the attack ran
@@ -557,7 +557,7 @@ def test_own_check_names_the_world_and_individual_a_narrowed_record_breaks():
 def test_own_check_reads_the_linkability_interval(monkeypatch, bound, kind):
     from attacks.base import AttackResult
     from attacks.possible_worlds import PossibleWorlds as Attack
-    from publishers.sequential_check import WorldsRefusal, check_release
+    from publishers.sequential.check import WorldsRefusal, check_release
 
     table, worlds, release, truth, witness = _example_4_2_checked()
     real = Attack.run
@@ -576,8 +576,8 @@ def test_own_check_reads_the_linkability_interval(monkeypatch, bound, kind):
 @pytest.mark.parametrize("cls", [SequentialDiversity, NonSequentialDiversity])
 def test_publish_refuses_a_release_that_fails_its_own_check(monkeypatch, cls):
     """Wiring: an Algorithm 2 that forgets to generalize (the raw projection) is caught before publishing."""
-    import publishers.sequential_diversity as sd
-    from publishers.sequential_check import WorldsRefusal
+    import publishers.sequential.diversity as sd
+    from publishers.sequential.check import WorldsRefusal
 
     real = sd.algorithm2
 

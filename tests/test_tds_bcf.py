@@ -1,4 +1,4 @@
-"""Top-down specialization (publishers.tds) and the BCF-anonymizer (publishers.bcf) of Fung et al.
+"""Top-down specialization (publishers.bcf.tds) and the BCF-anonymizer (publishers.bcf.anonymizer) of Fung et al.
 
 * TDS output is a cut (global recoding: every leaf generalizes to the same node in every row) and
   k-anonymous;
@@ -24,8 +24,8 @@ from multirelease.schema import Attribute, Schema
 from multirelease.sequence import Adversary, SequenceView
 from multirelease.table import Table
 from publishers import PUBLISHERS
-from publishers.bcf import closed_form, closed_form_pairs, is_cut_release
-from publishers.tds import CutSpace
+from publishers.bcf.anonymizer import closed_form, closed_form_pairs, is_cut_release
+from publishers.bcf.tds import CutSpace
 
 from strategies import cut_releases, raw_tables, schemas
 

@@ -1,4 +1,4 @@
-"""Step 4 of m-invariance (:mod:`publishers.m_invariance`), also used by m-Distinct: the recursive split of a
+"""Step 4 of m-invariance (:mod:`publishers.m_invariance.invariance`), also used by m-Distinct: the recursive split of a
 balanced bucket (Li & Zhou, eq. 4: every entry cut at the same rank of the attribute with the least split score),
 one bucket at a time (:func:`balanced_split`, with an optional validity test of the children) or every bucket of
 a release at once (:func:`balanced_split_many`: the same leaves, computed with NumPy for every node of a depth).

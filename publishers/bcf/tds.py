@@ -19,7 +19,7 @@ form Fung, Wang, Fu and Pei use it in section 5.2 of "Anonymity for continuous d
   sizes of the classes containing ``v``).
 
 Validity is pluggable (:class:`CutConstraint`): k-anonymity here (every new class has at least ``k``
-records), BCF-anonymity in :mod:`publishers.bcf`.  Nodes of a taxonomy that cover the same leaves (unary
+records), BCF-anonymity in :mod:`publishers.bcf.anonymizer`.  Nodes of a taxonomy that cover the same leaves (unary
 chains of ARX files) are one value: the deepest of them is used, so every candidate has at least two
 children.  Cost: ``O(n q)`` numpy work per specialization, at most two iterations per taxonomy node.
 
@@ -39,7 +39,7 @@ from multirelease.release import Release, ReleaseTruth
 from multirelease.schema import Attribute
 from multirelease.table import Table, composite_sensitive
 
-from .base import PublisherBase, PublishResult
+from publishers.base import PublisherBase, PublishResult
 
 __all__ = ["TopDownSpecialization", "CutSpecializer", "CutConstraint", "Specialization", "CutSpace",
            "cut_release", "cut_cells", "published_quasi", "check_k_anonymous"]
@@ -377,7 +377,7 @@ class TopDownSpecialization(PublisherBase):
     the ``linking`` attack: :func:`check_k_anonymous`).  It claims nothing about correspondence attacks: a
     sequence of TDS releases is not BCF-anonymous in general (section 1 of Fung et al.); ``bcf`` is the
     publisher for that, and takes a TDS release as a foreign first release
-    (:func:`publishers.bcf_state.state_from_releases`).
+    (:func:`publishers.bcf.state.state_from_releases`).
 
     Examples
     --------

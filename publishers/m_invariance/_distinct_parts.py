@@ -1,4 +1,4 @@
-"""The bucket machinery of m-Distinct (Li & Zhou, section V; used by :mod:`publishers.m_distinct`): bitmask
+"""The bucket machinery of m-Distinct (Li & Zhou, section V; used by :mod:`publishers.m_invariance.distinct`): bitmask
 candidate update sets, entry-saturating matchings, counterfeit values by max-flow, König edge colouring, the
 buckets of Algorithm 2 and their intersection plans."""
 from __future__ import annotations

@@ -10,7 +10,7 @@ Comparability on cuts (Definition 4.1, Lemma 4.1 "3-hop transitivity", Lemma 4.3
 attribute take, at every leaf, the *more general* of the two cut nodes above it (the upper envelope of the
 two cuts); two classes are comparable iff they lie under the same envelope node for every attribute
 (:func:`envelope_keys`).  The theorems need cuts of both releases (section 3, global recoding) and two
-releases; the publisher uses the exact engine elsewhere (:mod:`publishers.bcf_exact`).
+releases; the publisher uses the exact engine elsewhere (:mod:`publishers.bcf.exact`).
 """
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ adds that the CUS of the values in a record's first QI-group are pairwise disjoi
 update sets every feasible sub-SUG then has ``>= m`` parallel paths and the risk is at most ``1/m`` (Lemma 4).
 
 The publisher class follows Algorithm 1 step by step; its building blocks - signatures, allowed masks,
-intersection plans - are in :mod:`publishers._m_distinct_parts`, the assignment's scores (eq. 3) over arrays in
-:mod:`publishers._m_assign`.
+intersection plans - are in :mod:`publishers.m_invariance._distinct_parts`, the assignment's scores (eq. 3) over arrays in
+:mod:`publishers.m_invariance._assign`.
 
 One release (Algorithm 1):
 
@@ -50,9 +50,9 @@ USS) are grouped as new records, and then **repaired** (``stats.repaired``): a r
 whose new group is not a legal update instance of its previous USS leaves a counterfeit with its value in that
 group (so no other member's candidate set changes) and gets a group of its own, completed by counterfeits into
 a legal update instance (Definition 14); when none exists (its update is outside the public model) the release
-is refused.  Every release is then checked (:mod:`publishers._m_guarantee`): m-uniqueness, Definition 15 (2)
+is refused.  Every release is then checked (:mod:`publishers.m_invariance._guarantee`): m-uniqueness, Definition 15 (2)
 for every record in both releases, the update-graph attack on the records linked by identity, and with ``uid:
-true`` (QI-groups kept as cohorts, :mod:`publishers._m_cohorts`) the cohort invariant, the update-graph attack
+true`` (QI-groups kept as cohorts, :mod:`publishers.m_invariance._cohorts`) the cohort invariant, the update-graph attack
 on the published uids and the intersection attack; a failure is refused.  No ``uid`` column is published
 unless asked.  The state (JSON, private) holds every record's USS (as bitmasks over the value dictionary), the
 last release's rows (person, group, value, uid) and the statistics of the last release: counterfeits (total
@@ -81,14 +81,14 @@ from multirelease.params import Anything, Boolean, Interval
 from multirelease.table import Table
 from multirelease.transitions import TransitionModel, load_transitions
 
-from .base import PublisherBase, PublishResult
-from ._m_assign import assign_new, assign_old
-from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_distinct_parts import (Bucket, allowed_masks, allowed_masks_of, edge_colouring, entry_preferences,
+from publishers.base import PublisherBase, PublishResult
+from ._assign import assign_new, assign_old
+from ._cohorts import Cohorts, continue_cohorts, fresh_uids
+from ._distinct_parts import (Bucket, allowed_masks, allowed_masks_of, edge_colouring, entry_preferences,
                                 intersection_keys, random_counterfeit_values, sampled_counterfeit_values,
                                 spread_deficits, union_of)
-from ._m_guarantee import PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique, refuse
-from .m_invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
+from ._guarantee import PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique, refuse
+from .invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
 
 __all__ = ["MDistinct", "MDistinctStar", "edge_colouring"]
 
@@ -104,7 +104,7 @@ class MDistinct(PublisherBase):
         candidate update sets; needs transitive candidate update sets that partition the domain.
     uid : bool, default False
         Publish a ``uid`` column: the QI-groups are then kept as cohorts of random uids
-        (:mod:`publishers._m_cohorts`) so that m-Distinct also holds against a record-tracking adversary.
+        (:mod:`publishers.m_invariance._cohorts`) so that m-Distinct also holds against a record-tracking adversary.
     transitions : mapping, optional
         The public update model (the scenario's ``transitions`` when not given).
     intersect_limit : int >= 0, default 0
@@ -128,7 +128,7 @@ class MDistinct(PublisherBase):
     #: the requirement lines certification judges (:meth:`PublisherBase.guarantee_requirements`); the publisher
     #: itself checks each release as :attr:`guarantee_checks` lists, on the last two releases
     guarantee = ("update_graph.vulnerable_values == 0", ("intersection.violations == 0", "uid"))
-    #: how the guarantee is checked (see :attr:`publishers.m_invariance.MInvariance.guarantee_checks`)
+    #: how the guarantee is checked (see :attr:`publishers.m_invariance.invariance.MInvariance.guarantee_checks`)
     guarantee_checks = (
         ("m_unique", "definition", "every QI-group has >= m rows with distinct values (Definition 15 (1))"),
         ("legal_instance", "definition", "a record in both releases: legal update instance (Definitions 14-15)"),
@@ -296,7 +296,7 @@ class MDistinct(PublisherBase):
                     derived[A].append(nk)
                     derived[B].append(nk)
 
-        # ---- phase 2: assignment (Algorithm 3, :mod:`publishers._m_assign`), old records by increasing CNT_buc;
+        # ---- phase 2: assignment (Algorithm 3, :mod:`publishers.m_invariance._assign`), old records by increasing CNT_buc;
         # records of the same USS and value fit the same buckets (their candidate list is shared)
         fitting: dict[tuple, list[tuple]] = {}
         candidates: dict[int, list[tuple]] = {}
@@ -391,7 +391,7 @@ class MDistinct(PublisherBase):
 
     # ------------------------------------------------------------------ record tracking (uid: true)
     def _cohort_groups(self, prev, ids, ctx):
-        """``uid: true``: the previous groups continue as cohorts (:mod:`publishers._m_cohorts`): a member keeps
+        """``uid: true``: the previous groups continue as cohorts (:mod:`publishers.m_invariance._cohorts`): a member keeps
         its slot when its new value is in the candidate update set of the slot's value, ghosts move within theirs;
         members that lose their slot get a QI-group of their own that is a legal update instance of their
         previous USS (:meth:`_legal_group`); new records form new cohorts.  Every group gets uids."""

@@ -7,7 +7,7 @@ kept in an SQLite database so that release ``n + 1`` can be made by another proc
   records with one vectorized decode per release instead of one Python row per record;
 * every release has a row in ``published``: which record each published row is and its group id, so that the
   releases as published (uids, classes, sensitive values) can be re-read for BPG's own check (the
-  all-release intersection attack, :meth:`publishers.bpg.BPG._check`);
+  all-release intersection attack, :meth:`publishers.bpg.postprocessor.BPG._check`);
 * every neighbourhood has a row in ``neighbourhoods``: the quasi-identifier region ``[lo, hi]`` the adversary
   can infer for its records, their common *signature* (``releases``: the releases they were published in; bit
   ``i`` of the paper's signature ``sigma`` is 1 iff ``i`` is listed) and its members (the paper's foreign key

@@ -41,8 +41,8 @@ from multirelease.release import Release
 from multirelease.schema import Schema
 from multirelease.table import Table
 
-from .bcf_closed import is_cut
-from .bcf_measure import CutFamily
+from .closed import is_cut
+from .measure import CutFamily
 from .tds import CutSpace, CutSpecializer
 
 __all__ = ["STATE_FORMAT", "own_entry", "foreign_entry", "entry_release", "incremental_chain", "family_of",

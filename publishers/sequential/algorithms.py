@@ -1,5 +1,5 @@
 """Geometry of regions, Algorithm 1 and Algorithm 2 of Shmueli & Tassa (../shared/papers/004_db68606f48036092.txt,
-sections 4.2-4.4 and appendix 8.2), split from :mod:`publishers.sequential_diversity` (which describes the
+sections 4.2-4.4 and appendix 8.2), split from :mod:`publishers.sequential.diversity` (which describes the
 method and re-exports these names).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from multirelease.errors import InputError
 from multirelease.principles import Principle
 from multirelease.schema import Attribute
 
-from .mondrian import mondrian_partition
+from publishers.mondrian import mondrian_partition
 
 __all__ = ["cyclic_value_order", "greedy_tuple_order", "range_limited_permutations", "algorithm1", "algorithm2",
            "diversity"]
@@ -447,7 +447,7 @@ def algorithm2(codes: np.ndarray, keys: np.ndarray, worlds: np.ndarray, geometry
         The true row behind every record (its match in the true world).
     witness : ndarray (l, N), only ``with_witness``
         ``witness[i, r]``: the tuple of world ``i`` that record ``r`` generalizes (Definition 3.1's bijection,
-        checked by :mod:`publishers.sequential_check`).
+        checked by :mod:`publishers.sequential.check`).
     """
     n = len(keys)
     ident = np.arange(n)

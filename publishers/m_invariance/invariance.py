@@ -24,10 +24,10 @@ published as a new record (with a new signature) and counted in the state (``sta
 ``stats.invalid_total``), which is Figure 4's count.
 
 No ``uid`` column is published unless asked (``uid: true``); then the QI-groups are kept as *cohorts* with
-random uids (:mod:`publishers._m_cohorts`), so that a record-tracking adversary (Barbosa et al. section 4) meets
+random uids (:mod:`publishers.m_invariance._cohorts`), so that a record-tracking adversary (Barbosa et al. section 4) meets
 every record's whole group in every release.  Counterfeit rows carry nothing that separates them from real
 ones: random group numbers, rows shuffled across the release, uids drawn like the real ones.  Every release is
-checked against the guarantee before it is returned, or refused (:mod:`publishers._m_guarantee`).  The
+checked against the guarantee before it is returned, or refused (:mod:`publishers.m_invariance._guarantee`).  The
 publisher state (JSON, private) holds the signatures and the last release's rows (person, group, value, uid).
 """
 from __future__ import annotations
@@ -44,13 +44,13 @@ from multirelease.table import Table
 
 from multirelease.transitions import TransitionModel
 
-from ._m_cohorts import Cohorts, continue_cohorts, fresh_uids
-from ._m_guarantee import (PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance,
+from ._cohorts import Cohorts, continue_cohorts, fresh_uids
+from ._guarantee import (PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance,
                            extend_history, sequence_check)
-from .base import PublisherBase, PublishResult
-from ._m_publish import publish_groups
-from ._m_split import balanced_split, balanced_split_many
-from .mondrian import mondrian_partition
+from publishers.base import PublisherBase, PublishResult
+from ._publish import publish_groups
+from ._split import balanced_split, balanced_split_many
+from publishers.mondrian import mondrian_partition
 
 __all__ = ["MInvariance", "GroupSpec", "publish_groups", "unique_groups", "balanced_split", "balanced_split_many",
            "new_record_groups"]
@@ -186,16 +186,16 @@ class MInvariance(PublisherBase):
     ----------
     m : int >= 2
     uid : bool, default False
-        Publish a ``uid`` column.  The QI-groups are then kept as cohorts (:mod:`publishers._m_cohorts`) so
+        Publish a ``uid`` column.  The QI-groups are then kept as cohorts (:mod:`publishers.m_invariance._cohorts`) so
         that m-invariance also holds against Barbosa et al.'s record-tracking adversary.
 
-    Every release is checked before it is returned (:mod:`publishers._m_guarantee`): m-uniqueness, signature
+    Every release is checked before it is returned (:mod:`publishers.m_invariance._guarantee`): m-uniqueness, signature
     invariance of every record whose lifespan continues, the update-graph attack under persistent values on the
     records linked by identity (and by uid), and with ``uid`` the cohort invariant and the intersection attack.
     When the scenario has a public update model (bound by the pipeline, :meth:`bind_transitions`), the
     declared ``update_graph`` requirement is also checked as the pipeline judges it: population linkage, that
     model, the *whole* sequence so far (its releases and snapshots kept in the private state,
-    :func:`publishers._m_guarantee.sequence_check`) - the pairwise identity check misses an update outside
+    :func:`publishers.m_invariance._guarantee.sequence_check`) - the pairwise identity check misses an update outside
     the model (tests/test_guarantee_holes.py).  A release that fails is refused (:class:`InputError`, one
     line).
     """
@@ -282,7 +282,7 @@ class MInvariance(PublisherBase):
     def bind_transitions(self, model: TransitionModel | None) -> None:
         """The adversary's public update model (the scenario's ``transitions``): with it, every release is also
         checked by the update-graph attack over the whole sequence under that model
-        (:func:`publishers._m_guarantee.sequence_check`); m-invariance itself does not use it."""
+        (:func:`publishers.m_invariance._guarantee.sequence_check`); m-invariance itself does not use it."""
         self.__dict__["_public_model"] = model
 
     def _check(self, schema, prev: PrivateRows | None, rows: PrivateRows, continuing: set, known: list,

@@ -18,7 +18,7 @@ small: one uid of a group of release 1 met again with one other uid in release 2
 * a cohort with no real member left retires; records that lost their slot, and new records, form new cohorts.
 
 Every uid's candidate set, for every pair of releases, is then its whole cohort: ``m`` rows, ``m`` distinct
-values in every release (:func:`publishers._m_guarantee.check_cohorts` checks the invariant, the intersection
+values in every release (:func:`publishers.m_invariance._guarantee.check_cohorts` checks the invariant, the intersection
 attack the candidate sets).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ._m_guarantee import PrivateRows
+from ._guarantee import PrivateRows
 
 __all__ = ["fresh_uids", "Cohorts", "continue_cohorts"]
 

@@ -1,4 +1,4 @@
-"""The assignment of m-Distinct (Li & Zhou, Algorithm 3, eq. 3; used by :mod:`publishers.m_distinct`): records
+"""The assignment of m-Distinct (Li & Zhou, Algorithm 3, eq. 3; used by :mod:`publishers.m_invariance.distinct`): records
 go to the bucket entry of highest score, one at a time, each choice seeing the buckets as the earlier ones left
 them.  A record with many candidate buckets is scored against all of them at once over arrays that mirror the
 buckets (:class:`BucketArrays`); the choices, and so the releases, are those of the one-record-one-bucket scan
@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ._m_distinct_parts import Bucket, bits
+from ._distinct_parts import Bucket, bits
 
 __all__ = ["BucketArrays", "assign_old", "assign_new"]
 

@@ -58,12 +58,12 @@ from multirelease.release import Release, ReleaseTruth
 from multirelease.schema import Schema
 from multirelease.table import Table, composite_sensitive
 
-from .base import PublisherBase, PublishResult
-from .sequential_algorithms import (  # noqa: F401  (re-exported: the method's parts live there)
+from publishers.base import PublisherBase, PublishResult
+from .algorithms import (  # noqa: F401  (re-exported: the method's parts live there)
     _Geometry, _Regions, algorithm1, algorithm2, cyclic_value_order, diversity, greedy_tuple_order,
     range_limited_permutations,
 )
-from .sequential_check import check_release
+from .check import check_release
 
 __all__ = [
     "SequentialDiversity", "NonSequentialDiversity", "PossibleWorlds",
@@ -242,7 +242,7 @@ class _WorldsPublisher(PublisherBase):
 
     def _checked(self, release: Release, truth: ReleaseTruth, snapshot: Table, worlds: np.ndarray,
                  witness: np.ndarray | None, state: dict) -> PublishResult:
-        """The release after its own check (:mod:`publishers.sequential_check`: consistent with every world,
+        """The release after its own check (:mod:`publishers.sequential.check`: consistent with every world,
         l-linkable by the possible-worlds attack), else a one-line refusal."""
         k = int(state.get("releases", 0)) + 1
         check_release(self.name, release, truth, snapshot, worlds, witness, int(self.config["l"]), k)

@@ -6,19 +6,19 @@ cross-examines the two.  The F-, C- and B-attacks (Definitions 3.1-3.6) exclude 
 target's; BCF-anonymity asks ``FA, CA, BA >= k`` (section 3.2) for every target the published regions allow.
 
 The publisher ``bcf`` is Algorithm 1: top-down specialization of ``R_n`` from the most general state
-(:class:`publishers.tds.CutSpecializer`), a candidate being valid when the release it leads to keeps ``FA,
+(:class:`publishers.bcf.tds.CutSpecializer`), a candidate being valid when the release it leads to keeps ``FA,
 CA, BA >= k`` against every earlier release of the chain; the first release of a chain is plain TDS
 k-anonymity.  The modules:
 
-* :mod:`publishers.bcf_closed` - the closed forms of section 4 on two cut releases (Theorems 4.2-4.5);
-* :mod:`publishers.bcf_measure` - the incremental validity test (Procedures 2 and 3, section 5.2, and the
+* :mod:`publishers.bcf.closed` - the closed forms of section 4 on two cut releases (Theorems 4.2-4.5);
+* :mod:`publishers.bcf.measure` - the incremental validity test (Procedures 2 and 3, section 5.2, and the
   section 7.1 extension beyond two releases);
-* :mod:`publishers.bcf_exact` - the exact correspondence engine as validity test and as the final check;
-* :mod:`publishers.bcf_state` - the chain of earlier releases (own or foreign) and the records behind it.
+* :mod:`publishers.bcf.exact` - the exact correspondence engine as validity test and as the final check;
+* :mod:`publishers.bcf.state` - the chain of earlier releases (own or foreign) and the records behind it.
 
 Which measure the search uses.  The incremental formulas assume a chain this anonymizer made: cuts of the
 same taxonomies, each BCF-anonymous for the same ``k``, with the ``x_B`` crack sizes it stored
-(:func:`publishers.bcf_state.incremental_chain`).  Then the search is incremental and its result is checked
+(:func:`publishers.bcf.state.incremental_chain`).  Then the search is incremental and its result is checked
 by the exact engine; should the check fail (the closed forms are exact for two releases only), the search is
 redone with the exact engine as validity test (the repair).  A foreign chain - releases given as published
 with :func:`state_from_releases` (by ``tds``, by hand, by anything), an edited state, another ``k`` - is
@@ -50,11 +50,11 @@ from multirelease.params import Interval
 from multirelease.release import Release
 from multirelease.table import Table, composite_sensitive
 
-from .base import PublisherBase, PublishResult
-from .bcf_closed import closed_form, closed_form_pairs, is_cut_release
-from .bcf_exact import GUARANTEE, ExactBCF, ReleaseOfCut, exact_result, refusal, unmet
-from .bcf_measure import BCFConstraint, CutFamily, chain_cells
-from .bcf_state import (READABLE, STATE_FORMAT, b_prefix, check_growth, entry_release, family_of,
+from publishers.base import PublisherBase, PublishResult
+from .closed import closed_form, closed_form_pairs, is_cut_release
+from .exact import GUARANTEE, ExactBCF, ReleaseOfCut, exact_result, refusal, unmet
+from .measure import BCFConstraint, CutFamily, chain_cells
+from .state import (READABLE, STATE_FORMAT, b_prefix, check_growth, entry_release, family_of,
                         incremental_chain, own_entry, record_digests, state_for_sequence, state_from_releases)
 from .tds import (CutSpace, CutSpecializer, KAnonymity, check_k_anonymous, cut_release, published_quasi,
                   sensitive_codes)
@@ -72,7 +72,7 @@ class BCFAnonymizer(PublisherBase):
         The BCF-anonymity threshold: FA, CA, BA >= k against every earlier release of the chain (and plain
         k-anonymity for the first release, published by top-down specialization).
 
-    The state carries the chain (:mod:`publishers.bcf_state`); a chain published by something else is given
+    The state carries the chain (:mod:`publishers.bcf.state`); a chain published by something else is given
     with :func:`state_from_releases`.  ``state["certificate"]`` holds the exact engine's FA, CA, BA of the new
     release against the chain (``None`` where there is no target or no proven value; ``certificate_bounds``
     the proven intervals), ``PublishResult.stats`` the search figures (``measure``: ``incremental``, ``exact``
@@ -92,13 +92,13 @@ class BCFAnonymizer(PublisherBase):
 
     @staticmethod
     def state_from_releases(releases: Sequence[Release], snapshot: Table | None = None) -> dict:
-        """The state for a chain this anonymizer did not make (:func:`publishers.bcf_state.state_from_releases`)."""
+        """The state for a chain this anonymizer did not make (:func:`publishers.bcf.state.state_from_releases`)."""
         return state_from_releases(releases, snapshot)
 
     @staticmethod
     def state_for_sequence(releases: Sequence[Release], snapshot: Table | None, state: Mapping | None) -> dict | None:
         """The state to publish the next release of a sequence with: the own state if its chain is the sequence,
-        else the sequence as a foreign chain (:func:`publishers.bcf_state.state_for_sequence`).  A runner that
+        else the sequence as a foreign chain (:func:`publishers.bcf.state.state_for_sequence`).  A runner that
         lets several publishers write one sequence calls it before :meth:`publish`."""
         return state_for_sequence(releases, snapshot, state)
 

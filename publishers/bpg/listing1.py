@@ -1,6 +1,6 @@
 """The tests of Listing 1 of Barbosa, Pinto, Gomes (CIKM 2012, section 6; ``003_9c5f9a30c53bd642.txt``): every
 class ``E1`` of a release against every stored neighbourhood ``E0 = db[nu0]`` of its records, and the
-invariant's repair of what a neighbourhood leaves unpublished.  :mod:`publishers.bpg` calls them in order:
+invariant's repair of what a neighbourhood leaves unpublished.  :mod:`publishers.bpg.postprocessor` calls them in order:
 
 * :func:`listing1` - lines 7-33: ``P(E1 - E0)`` else reject ``E1`` (line 12); ``P(E0 - E1)`` else add
   ``E0^-`` (the records of ``E0`` not published so far) to ``E1`` (line 15); ``P(E0 n E1)`` else add ``E0^-`` if

@@ -1,12 +1,12 @@
 """The incremental validity test of the BCF-anonymizer: Procedures 2 and 3 of Fung et al. (section 5.2) and
 their extension beyond two releases (section 7.1).
 
-Paper: ../shared/papers/002_26e2f2912f1b36d2.txt.  The search (:class:`publishers.tds.CutSpecializer`)
+Paper: ../shared/papers/002_26e2f2912f1b36d2.txt.  The search (:class:`publishers.bcf.tds.CutSpecializer`)
 specializes ``R_n`` top-down; :class:`BCFConstraint` says whether the classes a step creates keep ``FA, CA,
 BA >= k`` against the earlier releases of the chain, looking only at what the step changes.
 
 Incremental FA / BA (section 5.2).  Both releases are cuts, so "comparable" (Definition 4.1) is an
-equivalence between classes of ``R1`` and ``R2`` (:func:`publishers.bcf_closed.envelope_keys`).  The
+equivalence between classes of ``R1`` and ``R2`` (:func:`publishers.bcf.closed.envelope_keys`).  The
 envelope key of a class is the GTree1 look-up of the paper (the root-to-leaf path of GTree1 that the
 depth-first search with path pruning reaches), done as one hash probe.  With it:
 
@@ -35,9 +35,9 @@ Beyond two releases (section 7.1, "We extend the anonymization algorithm").  ``R
   Theorem 4.4 on the pair ``(R_i, R_n)`` (compositions only ever start with a B-attack).
 
 What these formulas assume, and the publisher makes sure of before it trusts them
-(:func:`publishers.bcf_state.incremental_chain`): every earlier release is a cut of the same taxonomies,
+(:func:`publishers.bcf.state.incremental_chain`): every earlier release is a cut of the same taxonomies,
 was made by this anonymizer with the same ``k`` (so it is BCF-anonymous and its ``x_B`` are stored), and the
-output is still checked by the exact engine (:mod:`publishers.bcf_exact`): the closed forms are exact for two
+output is still checked by the exact engine (:mod:`publishers.bcf.exact`): the closed forms are exact for two
 releases only, and Theorem 5.1 has a counterexample (tests/test_tds_bcf.py).
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ import numpy as np
 
 from attacks.correspondence_closed import b_crack
 
-from .bcf_closed import envelope_keys, key_ids
+from .closed import envelope_keys, key_ids
 from .tds import CutSpace, Specialization
 
 __all__ = ["BCFConstraint", "CutFamily", "chain_cells"]

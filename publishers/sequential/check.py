@@ -1,4 +1,4 @@
-"""The own check of the possible-worlds publishers (:mod:`publishers.sequential_diversity`, Shmueli & Tassa,
+"""The own check of the possible-worlds publishers (:mod:`publishers.sequential.diversity`, Shmueli & Tassa,
 ../shared/papers/004_db68606f48036092.txt): a release is returned only when it is consistent with every one
 of the publisher's ``l`` worlds, and the possible-worlds attack finds it l-linkable.
 

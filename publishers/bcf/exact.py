@@ -11,7 +11,7 @@ A requirement is met only when the whole proven interval of its metric is ``>= k
 settle it counts as not met.  A metric the engine does not report has no target at all (Definition 3.2 with
 an empty ``D1``: no F- or C-attack) and is met.
 
-:class:`ExactBCF` is the search's validity test (:class:`publishers.tds.CutConstraint`): a step is valid when
+:class:`ExactBCF` is the search's validity test (:class:`publishers.bcf.tds.CutConstraint`): a step is valid when
 the whole tentative ``R_n`` passes the exact check against the chain.  It is anti-monotone in what matters
 for the search: the greedy search only moves from a valid ``R_n`` to a valid one, so it ends at a valid
 release whenever the most general ``R_n`` is valid (and refuses, naming the requirement and the witness

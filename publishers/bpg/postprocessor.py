@@ -6,7 +6,7 @@ generalizer (Mondrian by default, or any registered publisher) and post-processe
 history so that no intersection or difference attack (section 4, :mod:`attacks.intersection`) breaks the
 principle.  The history is the paper's *table of neighbourhoods*: every record ever seen and the neighbourhood
 it belongs to, each neighbourhood with its quasi-identifier region and its *signature* (the releases its records
-were published in).  It lives in an SQLite database (:mod:`publishers.bpg_store`; the state returned by
+were published in).  It lives in an SQLite database (:mod:`publishers.bpg.store`; the state returned by
 :meth:`BPG.publish` holds its path), so that release ``n + 1`` can be made by another process.
 
 Invariant (section 6, "Analysis"): *each record is associated with only one neighbourhood, all records in
@@ -23,12 +23,12 @@ One release (:meth:`BPG.publish`, one function per step):
    signature as a quasi-identifier"): the snapshot is split by the records' signatures and the generalizer runs
    on each part, so first-time records form classes of their own.  A part that cannot satisfy the principle as
    a whole is not published.
-3. :func:`publishers.bpg_listing1.listing1` - every record of a class is tentatively published (lines 5-6);
+3. :func:`publishers.bpg.listing1.listing1` - every record of a class is tentatively published (lines 5-6);
    for each class ``E1`` and each stored neighbourhood ``nu0`` of its records, with ``E0 = db[nu0]``:
    ``P(E1 - E0)`` else reject ``E1`` (line 12); ``P(E0 - E1)`` else add ``E0^-`` (the records of ``E0`` not
    published in this release) to ``E1`` (line 15); ``P(E0 n E1)`` else add ``E0^-`` if that makes it valid, or
    reject (line 20).  A rejected class's records are not published (lines 30-33).
-4. :func:`publishers.bpg_listing1.settle_leftovers` - beyond the listing, the records of a neighbourhood left
+4. :func:`publishers.bpg.listing1.settle_leftovers` - beyond the listing, the records of a neighbourhood left
    unpublished (``E0 - R1``) must form a valid set too (the invariant): an invalid remainder is added to a
    published class holding records of ``E0`` (dirty records), or, without dirty records, every class holding
    records of ``E0`` is rejected; repeated until nothing changes.
@@ -37,7 +37,7 @@ One release (:meth:`BPG.publish`, one function per step):
 Before step 6, the guarantee (issue 13): :meth:`BPG._check` runs the all-release intersection and difference
    attacks of section 4 on every release so far as published, incrementally, and refuses the release
    (:class:`InputError`, one line naming the uid) if a uid's candidate set breaks the principle.
-6. :func:`publishers.bpg_listing1.new_neighbourhoods` - every published record of ``E1 n E0`` moves to the new
+6. :func:`publishers.bpg.listing1.new_neighbourhoods` - every published record of ``E1 n E0`` moves to the new
    neighbourhood ``nu0 n nu1``
    (lines 34-35), first-time records to ``nu1``; the database is updated in one transaction.
 
@@ -56,11 +56,11 @@ Variants (section 6, "Variants"), parameter ``variant``:
 Every published row carries ``uid``, the record's stable record-tracking id (section 4: "a unique identifier for
 each individual, that stays constant across distinct releases", independent of real-world data): drawn when the
 record is first stored, from a stream keyed by the database's secret salt
-(:func:`publishers.bpg_store.new_uids`), and kept in the database.
+(:func:`publishers.bpg.store.new_uids`), and kept in the database.
 
 Size: about 650 lines, over the usual 500, because it holds the publisher, the six steps of one release and
 its own check in the order they run, so that a release reads top to bottom; Listing 1's set tests are in
-:mod:`publishers.bpg_listing1` and the database in :mod:`publishers.bpg_store`.
+:mod:`publishers.bpg.listing1` and the database in :mod:`publishers.bpg.store`.
 """
 from __future__ import annotations
 
@@ -80,11 +80,11 @@ from multirelease.principles import Principle
 from multirelease.release import Release, ReleaseTruth
 from multirelease.table import Table, composite_sensitive
 
-from .base import PublisherBase, PublishResult
-from .bpg_listing1 import Neighbourhoods, SetTest, listing1, new_neighbourhoods, settle_leftovers
-from .bpg_store import (SCHEMA_VERSION, SEP, STORES, Joined, Mirror, Store, Update, check_invariant, clear_cache,
+from publishers.base import PublisherBase, PublishResult
+from .listing1 import Neighbourhoods, SetTest, listing1, new_neighbourhoods, settle_leftovers
+from .store import (SCHEMA_VERSION, SEP, STORES, Joined, Mirror, Store, Update, check_invariant, clear_cache,
                         join_columns, new_uids, read_state, refine_blocks)
-from .mondrian import mondrian_partition, release_from_partition
+from publishers.mondrian import mondrian_partition, release_from_partition
 
 __all__ = ["BPG", "VARIANTS", "read_state", "check_invariant", "clear_cache"]
 
@@ -431,7 +431,7 @@ class _Universe:
     snapshot's new records (first-time records and new versions), then counterfeits.
 
     ``snap_pos`` is the position of every snapshot row, ``new_rid`` the identifiers of the new records,
-    ``texts`` the stored raw values of every new record (:func:`publishers.bpg_store.join_columns`) and
+    ``texts`` the stored raw values of every new record (:func:`publishers.bpg.store.join_columns`) and
     ``vals_of_new`` those of the counterfeits by key; ``sens_codes`` / ``sens_values`` factorize the sensitive
     values (the principle only compares them)."""
 
@@ -617,7 +617,7 @@ def _class_regions(release: Release, pos_of_key: np.ndarray, accepted: list[np.n
 def _update(u: _Universe, mirror: Mirror, accepted: list[np.ndarray], release: Release, pos_of_key: np.ndarray,
             n: int, token: str) -> tuple[Update, np.ndarray]:
     """Step 6: the database update of release ``n`` - the new records, the superseded versions and the new,
-    shrunk and emptied neighbourhoods (:func:`publishers.bpg_listing1.new_neighbourhoods`) - and every
+    shrunk and emptied neighbourhoods (:func:`publishers.bpg.listing1.new_neighbourhoods`) - and every
     position's new neighbourhood."""
     cls_lo, cls_hi = _class_regions(release, pos_of_key, accepted, len(u.key))
     inserts, gone, shrunk, new_nbh = new_neighbourhoods(u.nbh, u.key, u.n_old, accepted, cls_lo, cls_hi, mirror, n)
