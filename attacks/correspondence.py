@@ -19,8 +19,8 @@ section 7.1 is) and in every later ``R_j`` (C; it includes the composition "B th
 
 How the numbers are computed (``method: exact``, the default): crack sizes come straight from the
 definitions - a minimum over *all* generators - by the engines of :mod:`solver`: min-cost flows over the
-group-aggregated buddy graph for two releases (:mod:`solver.flows`), CP-SAT models of buddy chains for more
-(:mod:`solver.generators`).  They hold for any generalization: cuts, local recoding, Mondrian regions,
+group-aggregated buddy graph for two releases (:mod:`solver.correspondence.flows`), CP-SAT models of buddy chains for more
+(:mod:`solver.correspondence.generators`).  They hold for any generalization: cuts, local recoding, Mondrian regions,
 overlapping classes ("comparable" is then a non-empty intersection of regions).  ``method: closed_form``
 uses Theorems 4.2 - 4.4 and the micro attacks / compositions of section 7.1
 (:mod:`attacks.correspondence_closed`); it needs cut generalization and is exact only for two releases.
@@ -38,7 +38,7 @@ Targets
   depends on a target's signature and timestamp only, so the tuples sharing both are one row with their
   number (``points``) and individuals: a census of 10^6 rows is tens of thousands of rows, not 10^6;
 * otherwise every target the published regions allow: one per distinct *signature* (the set of published
-  regions containing the point, :func:`solver.regions.atoms`) and timestamp.
+  regions containing the point, :func:`solver.correspondence.regions.atoms`) and timestamp.
 
 Rows (``targets`` of the report; at most ``rows`` of them, the worst, the rest to ``--targets-file``): per
 target and attack, the class of the release that cracks it most, its
@@ -215,7 +215,7 @@ class Correspondence(AttackBase):
         problem = _problem(view)
         if problem is not None:
             raise InputError(f"correspondence: {problem}")
-        from solver.regions import aggregate, sensitive_codes
+        from solver.correspondence.regions import aggregate, sensitive_codes
 
         releases = view.releases
         n = len(releases)
@@ -278,10 +278,10 @@ def _problem(view: SequenceView) -> str | None:
 
 def _engine(nodes, time_limit: float, domain_sizes, budget: float | None = None):
     if len(nodes) == 2:
-        from solver.flows import TwoReleaseEngine
+        from solver.correspondence.flows import TwoReleaseEngine
 
         return TwoReleaseEngine(nodes[0], nodes[1])
-    from solver.generators import ChainEngine
+    from solver.correspondence.generators import ChainEngine
 
     return ChainEngine(nodes, time_limit=time_limit, domain_sizes=domain_sizes, budget=budget)
 
@@ -296,7 +296,7 @@ def _families(t: int, j: int, n: int) -> tuple[str, ...]:
 def _labels(release: Release, leaves) -> dict[str, str]:
     if all(len(x) == 1 for x in leaves):
         return {a.name: a.hierarchy.leaves[x[0]] for a, x in zip(release.qi_attributes, leaves)}
-    from solver.regions import leaf_labels
+    from solver.correspondence.regions import leaf_labels
 
     return leaf_labels(release, leaves)
 
@@ -463,10 +463,10 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
 
 def _closed_answers(releases, nodes, requests, values, notes):
     """Answers from the closed forms (cut generalization only)."""
-    from solver.crack import CrackAnswer
+    from solver.correspondence.crack import CrackAnswer
 
     from .correspondence_closed import b_background, sequence_crack
-    from solver.regions import regions_comparable
+    from solver.correspondence.regions import regions_comparable
 
     if not all(is_cut(r) for r in releases):
         raise InputError("method closed_form needs releases generalized by cuts of the taxonomies (section 3 of "

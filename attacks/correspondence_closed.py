@@ -220,7 +220,7 @@ def closed_form_two(r1, r2, linking=None) -> dict:
     from Theorems 4.2 - 4.4 and Definitions 3.2, 3.4, 3.6.  Exact only when both releases are cuts
     (:func:`attacks.correspondence.is_cut`); elsewhere it is what the paper's formulas would claim.
     ``linking``: the sequence's :class:`~multirelease.linking.Linking` (groups per linked value) or None."""
-    from solver.regions import aggregate, regions_comparable, sensitive_codes
+    from solver.correspondence.regions import aggregate, regions_comparable, sensitive_codes
 
     codes, values = sensitive_codes([r1, r2], [linking.values(r) for r in (r1, r2)] if linking else None)
     nv = max(1, len(values))

@@ -3,8 +3,8 @@
 A target is a QI point with a timestamp ``T_t`` (the release in which the individual first appears): given
 ones (the ``targets`` parameter, Fung et al.'s examples), else every individual of the population with the
 timestamp of its first snapshot (the certification case), else every target the published regions allow -
-one per *signature* (the set of published regions containing the point, :func:`solver.regions.atoms`) and
-timestamp.  :func:`requests_of` turns them into the crack questions of :mod:`solver.crack`: for every
+one per *signature* (the set of published regions containing the point, :func:`solver.correspondence.regions.atoms`) and
+timestamp.  :func:`requests_of` turns them into the crack questions of :mod:`solver.correspondence.crack`: for every
 ``j >= t``, each class of ``R_j`` holding a region that contains the target.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ def parse_targets(spec: Any, *, file: str | None, key: str) -> list[tuple[dict, 
 
 def given_targets(view: SequenceView, nodes, given: list[tuple[dict, int]]) -> list[Target]:
     """The targets of the ``targets`` parameter (parsed by :func:`parse_targets`), with their signatures."""
-    from solver.regions import point_signatures
+    from solver.correspondence.regions import point_signatures
 
     releases = view.releases
     n = len(releases)
@@ -112,12 +112,12 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
 
     Population targets are aggregated: every distinct QI point of an individual, with its timestamp (the
     first snapshot holding the individual), is a target of Fung et al.; what the adversary can say about it
-    depends only on its signature and timestamp (:mod:`solver.crack`), so the points sharing both make one
+    depends only on its signature and timestamp (:mod:`solver.correspondence.crack`), so the points sharing both make one
     :class:`Target` with ``weight`` = their number and ``people`` = their individuals.  Its ``point`` is the
     first of them in lexicographic order of ``(point, timestamp)``, and targets are in that order, so the
     first target attaining a minimum is the one the per-point computation picks.  ``aggregate=False``: one
     target per point (the tests' reference)."""
-    from solver.regions import atoms
+    from solver.correspondence.regions import atoms
 
     releases = view.releases
     n = len(releases)
@@ -138,7 +138,7 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
 def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> list[Target]:
     import pandas as pd
 
-    from solver.regions import signature_ids, unique_rows
+    from solver.correspondence.regions import signature_ids, unique_rows
 
     releases = view.releases
     n = len(releases)
@@ -186,7 +186,7 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
 def requests_of(targets: Sequence[Target], nodes, n: int):
     """All crack questions: for every target at ``T_t`` and every ``j >= t``, each class of ``R_j`` holding a
     region that contains the target.  Returns the unique requests and, per target, ``[(j, request index)]``."""
-    from solver.crack import CrackRequest
+    from solver.correspondence.crack import CrackRequest
 
     region_classes = []
     for nd in nodes:

@@ -23,7 +23,7 @@ Summary metrics (DESIGN.md, "Reports"), over the protected values (parameter ``v
   ``estimated_blocks`` (blocks beyond the exact budget).
 
 Exactness: linkability is exact (per-release perfect-matching SCCs to a fixpoint; CP-SAT only for the
-persistent-value coupling across releases, :mod:`solver.worlds_reduce`, :mod:`solver.linkability`);
+persistent-value coupling across releases, :mod:`solver.worlds.reduce`, :mod:`solver.worlds.linkability`);
 probabilities are exact (closed forms, CP-SAT enumeration of type-worlds, exact fractions) up to
 ``max_type_worlds`` type-worlds per block, and beyond it estimated by a Markov chain over worlds: the result
 is then ``exact = False``, ``bounds`` holds the *proven* interval of each estimated metric (reason
@@ -32,7 +32,7 @@ is then ``exact = False``, ``bounds`` holds the *proven* interval of each estima
 its time limit while deciding linkability, ``min_linkability`` and ``disclosed`` are bounded (reason
 ``time_limit``) by the pairs a world was found for and the pairs not proven impossible.  ``individuals``,
 ``blocks`` and ``estimated_blocks`` are always exact.  Engine:
-:mod:`solver.worlds`, :mod:`solver.matching`, :mod:`solver.counting`.
+:mod:`solver.worlds.problem`, :mod:`solver.worlds.matching`, :mod:`solver.worlds.counting`.
 """
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ import numpy as np
 from multirelease.linking import Linking, Projection
 from multirelease.params import Interval, ListOf, Text
 from multirelease.sequence import SequenceView
-from solver.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT
-from solver.worlds_analysis import WorldsAnalysis, analyze
-from solver.worlds_witness import witness_world
-from solver.worlds import build_problem
+from solver.worlds.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT
+from solver.worlds.analysis import WorldsAnalysis, analyze
+from solver.worlds.witness import witness_world
+from solver.worlds.problem import build_problem
 
 from .base import AttackBase, AttackResult, Progress
 from .intervals import settle
@@ -80,7 +80,7 @@ class PossibleWorlds(AttackBase):
         Type-worlds enumerated per block before the probabilities of that block are estimated.
     time_limit : number, default 20
         CP-SAT seconds for deciding the coupled linkability pairs (all coupled blocks together, whichever
-        executor solves them: :mod:`solver.worlds_component`), and per block for counting and for each
+        executor solves them: :mod:`solver.worlds.component`), and per block for counting and for each
         witness world.
     samples : int, default 2000
         States recorded by the sampler of blocks beyond the exact budget.

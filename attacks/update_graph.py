@@ -45,7 +45,7 @@ random-world assumption of Example 3.  Both agree on groups of distinct values. 
 (a record absent in between) are linked by the ``k``-step model ``P_trans^k``.
 
 **Joint attack** (``joint: true``): the per-record SUG treats every record alone; the joint attack looks for a
-*possible world* of all records at once with CP-SAT (:mod:`solver.update_worlds`): every version gets one
+*possible world* of all records at once with CP-SAT (:mod:`solver.update.worlds`): every version gets one
 value of its group, each group's published multiset is shared among its members (published counterfeit counts
 absorb values), consecutive versions follow ``P_trans``.  A value that no world gives a version is pruned; the
 joint candidate sets are subsets of the feasible sub-SUG's (every world is a feasible path of every record),
@@ -503,7 +503,7 @@ class UpdateGraph(AttackBase):
         proven: tuple = ()
         stats: dict = {}
         if c["joint"]:
-            from solver.update_worlds import joint_feasible
+            from solver.update.worlds import joint_feasible
 
             if progress is not None:
                 progress(N, N + 1, "joint possible worlds")

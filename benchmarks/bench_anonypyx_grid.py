@@ -21,7 +21,7 @@ for the whole table so that every release has the same columns).  The grid: N = 
 intervals as intervals, one-hot sets as ``subsets`` masks.
 
 **Ours.** ``seconds``: building the problem and deciding linkability of every individual and value
-(``solver.worlds_analysis.analyze(count=False)``, what ``min_linkability`` and ``disclosed`` need), in a fresh
+(``solver.worlds.analysis.analyze(count=False)``, what ``min_linkability`` and ``disclosed`` need), in a fresh
 process (``ours_cpu_s``: its CPU seconds, the figure to read on a loaded machine; ``ours_peak_mb``: the
 process's peak resident memory); ``exact``: linkability decided exactly (no pair left to a time limit).
 ``count_*``: the whole ``possible_worlds`` attack on the same instance (linkability, linkage counts,
@@ -124,8 +124,8 @@ def ours(path: str, count: bool) -> None:
     from multirelease.schema import Attribute, Schema
     from multirelease.sequence import Adversary, ReleaseSequence
     from multirelease.table import Table
-    from solver.worlds_analysis import analyze
-    from solver.worlds import build_problem
+    from solver.worlds.analysis import analyze
+    from solver.worlds.problem import build_problem
 
     inst = json.loads(Path(path).read_text())
     raw = pd.read_csv(ADULT, sep=";", nrows=inst["n"])[QIS + [SENSITIVE]].astype(str)

@@ -5,7 +5,7 @@ process so that ``peak_mb`` (``ru_maxrss`` of that process: interpreter, librari
 measured step) is its own.  ``seconds`` is the measured step only (data loading and publishing excluded),
 the median of ``--repeat`` runs.  Add a figure by writing one function and one registry entry.
 
-Figures of the engine (:mod:`solver.worlds`, :mod:`solver.counting`):
+Figures of the engine (:mod:`solver.worlds.problem`, :mod:`solver.worlds.counting`):
 
 * ``linkability_mondrian_2000`` - exact linkability of every individual in one Mondrian release (k = 5,
   distinct l = 3) of the first 2,000 Adult records, occupation sensitive, the eight other attributes
@@ -72,8 +72,8 @@ def _mondrian_view(n: int, attributes_list, mode: str = "persistent"):
 
 # ---------------------------------------------------------------------- figures
 def fig_linkability_mondrian_2000(repeat: int) -> dict:
-    from solver.worlds_analysis import analyze
-    from solver.worlds import build_problem
+    from solver.worlds.analysis import analyze
+    from solver.worlds.problem import build_problem
 
     view = _mondrian_view(2000, [None])
 
@@ -89,8 +89,8 @@ def fig_linkability_mondrian_2000(repeat: int) -> dict:
 def fig_linkability_mondrian_2000_scc(repeat: int) -> dict:
     import numpy as np
 
-    from solver.linkability import _single_release_linkable
-    from solver.worlds import build_problem
+    from solver.worlds.linkability import _single_release_linkable
+    from solver.worlds.problem import build_problem
 
     view = _mondrian_view(2000, [None])
 
@@ -109,8 +109,8 @@ def fig_linkability_mondrian_2000_scc(repeat: int) -> dict:
 
 
 def fig_counting_mondrian_2000(repeat: int) -> dict:
-    from solver.worlds_analysis import analyze
-    from solver.worlds import build_problem
+    from solver.worlds.analysis import analyze
+    from solver.worlds.problem import build_problem
 
     view = _mondrian_view(2000, [None])
     seconds, a = median_time(lambda: analyze(build_problem(view)), repeat)
@@ -118,8 +118,8 @@ def fig_counting_mondrian_2000(repeat: int) -> dict:
 
 
 def fig_linkability_two_releases_2000(repeat: int) -> dict:
-    from solver.worlds_analysis import analyze
-    from solver.worlds import build_problem
+    from solver.worlds.analysis import analyze
+    from solver.worlds.problem import build_problem
 
     view = _mondrian_view(2000, [("age", "education", "sex", "occupation"),
                                  ("marital-status", "workclass", "race", "occupation")])

@@ -57,7 +57,7 @@ merging does.
 **Own check.**  Every release is checked before it is returned: by the possible-worlds attack
 (``ATTACKS["possible_worlds"]``, :meth:`~attacks.base.AttackResult.interval`) on the release as published,
 ``max_breach <= 1/l`` (001, Lemma 1: ``q <= p``) and ``min_linkability >= l`` over its whole proven
-interval; and by the exact engine (:func:`solver.worlds_analysis.analyze`, free mode, exact fractions) for the new
+interval; and by the exact engine (:func:`solver.worlds.analysis.analyze`, free mode, exact fractions) for the new
 survivals ``S_k(o, s) >= 1 - 1/l`` of every individual and protected value - the global guarantee over the
 whole sequence for the transient-value adversary the paper assumes (``sensitive: free``).  An adversary who
 takes values as *persistent* (the default adversary) intersects the releases: a class of release 2 whose
@@ -91,8 +91,8 @@ from multirelease.principles import Principle
 from multirelease.release import release_from_frame
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
-from solver.worlds_analysis import analyze
-from solver.worlds import problem_from_arrays
+from solver.worlds.analysis import analyze
+from solver.worlds.problem import problem_from_arrays
 
 from .base import PublisherBase, PublishResult
 from .mondrian import _factorize, mondrian_partition, release_from_partition

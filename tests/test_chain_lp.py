@@ -1,4 +1,4 @@
-"""The bulk machinery of the chain engine (solver/chain_lp.py) against CP-SAT optima, on random release
+"""The bulk machinery of the chain engine (solver/correspondence/chain_lp.py) against CP-SAT optima, on random release
 chains too large for brute force: every LP dual bound and every two-release flow bound is at least the exact
 maximum of its arrival objective, every LP-derived generator satisfies the model exactly, and the engine's
 answers (bulk first, CP-SAT only for what stays open) equal CP-SAT's own optimum objective by objective."""
@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-from solver.chain_lp import pair_relaxation_bounds
-from solver.generators import ChainEngine
-from solver.regions import aggregate, sensitive_codes
+from solver.correspondence.chain_lp import pair_relaxation_bounds
+from solver.correspondence.generators import ChainEngine
+from solver.correspondence.regions import aggregate, sensitive_codes
 from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas
 
 
@@ -91,7 +91,7 @@ def test_bounds_hold_and_bulk_answers_are_exact(data):
 def test_forked_workers_give_the_same_answers():
     """The bulk pass in two forked worker processes answers every crack question as one process does (three
     cumulative Mondrian releases of 150 / 300 / 450 Adult records, k = 5)."""
-    import solver.generators as generators
+    import solver.correspondence.generators as generators
     from attacks.correspondence import Correspondence, _requests
     from multirelease.schema import Schema
     from multirelease.sequence import Adversary, SequenceView

@@ -15,7 +15,9 @@ import yaml
 from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.report import build_report, dumps
-from solver import flows, update_worlds, worlds_component
+import solver.correspondence.flows as flows
+import solver.update.worlds as update_worlds
+import solver.worlds.component as worlds_component
 from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor, use_executor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +98,7 @@ def test_three_releases_on_dask_give_the_local_report(tmp_path, monkeypatch):
     """The chain engine's bulk pass (three releases: flow and LP bounds per component) through Dask and
     through local worker processes (forced) gives this process's report."""
     distributed = pytest.importorskip("dask.distributed")
-    from solver import generators
+    import solver.correspondence.generators as generators
     from solver.executor import DaskExecutor
 
     path = _census(tmp_path, rows=500)  # census.csv holds 550 rows
@@ -210,7 +212,7 @@ def _sampled_problem(broken: bool = False):
     from multirelease.schema import Attribute, Schema
     from multirelease.sequence import Adversary, ReleaseSequence
     from multirelease.table import Table
-    from solver.worlds import build_problem
+    from solver.worlds.problem import build_problem
 
     schema = Schema((Attribute("age", "quasi", Hierarchy.numeric("age", 0, 23)),
                      Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["a", "b", "c"]))))
@@ -234,7 +236,7 @@ def test_worlds_chunks_keep_sampled_figures_executor_independent(monkeypatch):
     intervals; linkability and the blocks' order are those of the single chunk."""
     import numpy as np
 
-    from solver.worlds_analysis import analyze
+    from solver.worlds.analysis import analyze
 
     problem = _sampled_problem()
     one = analyze(problem, max_type_worlds=1, samples=200)
@@ -261,7 +263,7 @@ def test_worlds_block_without_world_is_named_alike_by_every_executor(monkeypatch
     one chunk per block in two worker processes refuse the input with the same one-line message, naming the
     first block in the blocks' order."""
     from multirelease.errors import InputError
-    from solver.worlds_analysis import analyze
+    from solver.worlds.analysis import analyze
 
     with pytest.raises(InputError) as one:
         analyze(_sampled_problem(broken=True))

@@ -194,7 +194,7 @@ class _Widening:
         self.engine, self.rng = engine, rng
 
     def answer(self, requests):
-        from solver.crack import CrackAnswer
+        from solver.correspondence.crack import CrackAnswer
 
         out = []
         for ans in self.engine.answer(requests):

@@ -34,7 +34,7 @@ def _modules() -> dict[str, Path]:
 def _targets(module: str, is_package: bool, node: ast.AST, known: dict[str, Path]) -> list[str]:
     """The project modules one import statement names (outside modules are left out)."""
 
-    def owner(name: str) -> str | None:  # the longest known prefix: ``solver.flows.answer`` -> ``solver.flows``
+    def owner(name: str) -> str | None:  # the longest known prefix: ``solver.executor.plan_chunks`` -> ``solver.executor``
         while name and name not in known:
             name = name.rpartition(".")[0]
         return name or None

@@ -4,14 +4,14 @@ persistent-value coupling, against the brute force over every world.
 Instances: one raw table of 2-6 individuals with persistent sensitive values (Shmueli & Tassa, 004,
 Definition 3.1), published 3-5 times, each release over a random subset of the individuals (insertions and
 deletions) by any generalization the strategies draw (cuts, local recodings, Mondrian regions).  The oracle
-(:func:`solver.worlds_oracle.brute_force`) enumerates every assignment of values to individuals and keeps those
+(:func:`solver.worlds.oracle.brute_force`) enumerates every assignment of values to individuals and keeps those
 for which every release has a perfect matching; it knows nothing of types, flows or CP-SAT.
 
-* the engine (:func:`solver.worlds_analysis.analyze`) equals the oracle on linkability, the number of worlds and every
+* the engine (:func:`solver.worlds.analysis.analyze`) equals the oracle on linkability, the number of worlds and every
   linkage fraction ``|E[v, s]| / |E|`` (004, Definition 3.2);
-* :func:`solver.worlds_reduce.reduce_block` keeps every pair a world realizes, and on a sub-block it declares
+* :func:`solver.worlds.reduce.reduce_block` keeps every pair a world realizes, and on a sub-block it declares
   uncoupled its candidates *are* the linkable pairs;
-* :func:`solver.linkability.decide_coupled` alone (CP-SAT from the unpruned candidates: every value of an
+* :func:`solver.worlds.linkability.decide_coupled` alone (CP-SAT from the unpruned candidates: every value of an
   adjacent group) decides linkability exactly - the coupling path is checked even where flows would have
   decided it.
 """
@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from multirelease.sequence import Adversary, ReleaseSequence
-from solver.worlds_analysis import analyze
-from solver.linkability import _block_values, decide_coupled
-from solver.worlds import build_problem
-from solver.worlds_oracle import brute_force
-from solver.worlds_reduce import reduce_block
+from solver.worlds.analysis import analyze
+from solver.worlds.linkability import _block_values, decide_coupled
+from solver.worlds.problem import build_problem
+from solver.worlds.oracle import brute_force
+from solver.worlds.reduce import reduce_block
 from strategies import generalized_releases, schemas_and_tables
 
 # every example runs the brute force over up to 3^6 assignments and 3-5 matchings each, plus CP-SAT: 30
@@ -128,7 +128,7 @@ def test_component_entry_point_from_plain_data(case):
     multiplied over the blocks, its number of worlds."""
     import pickle
 
-    from solver.worlds_component import solve_component
+    from solver.worlds.component import solve_component
 
     problem, bf = _problem(*case)
     assume(bf["worlds"] > 0)

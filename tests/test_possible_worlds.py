@@ -1,4 +1,4 @@
-"""The possible-worlds engine (solver.worlds / matching / counting), the ``possible_worlds`` attack and the
+"""The possible-worlds engine (solver.worlds.problem / matching / counting), the ``possible_worlds`` attack and the
 ``global_guarantee`` publisher.
 
 * golden numbers of Wong et al. (001): Figures 2-4, p(o2, chlamydia, 2) = 3/4 and 7/16, q = 1/2;
@@ -28,10 +28,10 @@ from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.table import Table
 from publishers.global_guarantee import GlobalGuarantee
 from publishers.mondrian import NaiveRepublication, release_from_partition
-from solver.counting import breach_closed_form, brute_force, multinomial
-from solver.worlds_analysis import analyze
-from solver.matching import permanent
-from solver.worlds import build_problem
+from solver.worlds.counting import breach_closed_form, brute_force, multinomial
+from solver.worlds.analysis import analyze
+from solver.worlds.matching import permanent
+from solver.worlds.problem import build_problem
 from strategies import generalized_releases, schemas_and_tables
 
 ROOT = Path(__file__).resolve().parents[1]

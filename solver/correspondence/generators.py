@@ -8,7 +8,7 @@ chain's sensitive value.
 
 Atom model
     What matters about an instantiation is only which published regions contain it: its *atom*
-    (:func:`solver.regions.atoms`).  Individuals at the same atom with the same sensitive value are
+    (:func:`solver.correspondence.regions.atoms`).  Individuals at the same atom with the same sensitive value are
     interchangeable, so a generator is, for every value ``s``, integers ``z[j, v, a]`` (records of group
     node ``v`` of ``R_j`` instantiated in atom ``a``, for atoms inside ``v``'s region) with
 
@@ -42,7 +42,7 @@ Not a flow for ``n >= 3``
     CP-SAT, generators from flows, the LP and CP-SAT.  The LP relaxation was tight on every objective sampled
     on Adult (its optimal vertices integral but for a small island of variables).
 
-Crack question ``(t, j, class, target)`` (:class:`~solver.crack.CrackRequest`): the records of the class
+Crack question ``(t, j, class, target)`` (:class:`~solver.correspondence.crack.CrackRequest`): the records of the class
 that can be the target's are those instantiated in the target's atom ``a_p`` and arriving at ``T_t``; over
 one generator at most ``min(sum_{v in class} z[j, v, a_p], y[a_p, t] - y[a_p, t-1])`` of them can, and the
 minimum is attained (individuals at an atom are interchangeable).  CP-SAT maximizes it, per sensitive value
@@ -50,7 +50,7 @@ and per connected component (values and components are independent).
 
 How the objectives are answered (:meth:`ChainEngine.answer`): every component starts with one generator (a
 sequence of min-cost flows, release by release; else the LP relaxation made integral; else CP-SAT) and
-the trivial bound; then, in bulk and without CP-SAT (:class:`solver.chain_bulk.BulkPass`):
+the trivial bound; then, in bulk and without CP-SAT (:class:`solver.correspondence.chain_bulk.BulkPass`):
 upper bounds from the two-release flow relaxation, packed LP rounds whose integral optima join the pool of
 generators, and one LP per objective still open (its safe dual bound and its optimum made integral).  An
 objective is closed when a generator of the pool reaches a proved upper bound; components are independent,
@@ -58,12 +58,12 @@ so large inputs run this through the executor (:mod:`solver.executor`: local wor
 cluster with ``--scheduler``).  Whatever stays open goes to CP-SAT, hinted with the
 best generator, within the per-model time limit and the run's budget.  Statuses: OPTIMAL - exact; FEASIBLE
 - bounds (the incumbent and CP-SAT's objective bound), result not exact; INFEASIBLE - no generator
-(:class:`~solver.flows.NoGenerator`); anything else, or the budget spent - the proven bounds, not exact.
+(:class:`~solver.correspondence.flows.NoGenerator`); anything else, or the budget spent - the proven bounds, not exact.
 Nothing is ever passed silently.
 
-Where it lives: the component model, its bounds, pool and first generator in :mod:`solver.chain_component`;
-the bulk pass in :mod:`solver.chain_bulk` (LPs in :mod:`solver.chain_lp`); the CP-SAT model in
-:mod:`solver.chain_cpsat`; witnesses in :mod:`solver.chain_witness`.  This module asks the questions.
+Where it lives: the component model, its bounds, pool and first generator in :mod:`solver.correspondence.chain_component`;
+the bulk pass in :mod:`solver.correspondence.chain_bulk` (LPs in :mod:`solver.correspondence.chain_lp`); the CP-SAT model in
+:mod:`solver.correspondence.chain_cpsat`; witnesses in :mod:`solver.correspondence.chain_witness`.  This module asks the questions.
 
 Measured on five cumulative Mondrian releases of Adult (k = 40, 6,000 new records each; 44,033 objectives
 in 645 components, the largest of 7,655 incidences): every objective closed by the bulk pass - about 7,500
@@ -91,16 +91,16 @@ from .regions import Nodes, atoms
 
 __all__ = ["ChainEngine"]
 
-#: open objectives from which the bulk pass forks worker processes (:meth:`solver.chain_bulk.BulkPass.run_all`)
+#: open objectives from which the bulk pass forks worker processes (:meth:`solver.correspondence.chain_bulk.BulkPass.run_all`)
 _PARALLEL_LOAD = 2000
 
 
 class ChainEngine:
-    """Answers :class:`~solver.crack.CrackRequest` for ``n >= 3`` (or any ``n``) releases with CP-SAT.
+    """Answers :class:`~solver.correspondence.crack.CrackRequest` for ``n >= 3`` (or any ``n``) releases with CP-SAT.
 
     Parameters
     ----------
-    nodes : per release, the aggregated groups (:func:`solver.regions.aggregate`).
+    nodes : per release, the aggregated groups (:func:`solver.correspondence.regions.aggregate`).
     domain_sizes : leaves per quasi-identifier.
     time_limit : seconds per CP-SAT model.
     processes : local worker processes for the bulk bounds of large inputs (components are independent;
@@ -168,14 +168,14 @@ class ChainEngine:
         return component_model(comp, self.n)
 
     def _bulk(self, comp: Component, wanted: np.ndarray) -> None:
-        """The bulk pass on one component (:meth:`solver.chain_bulk.BulkPass.run`)."""
+        """The bulk pass on one component (:meth:`solver.correspondence.chain_bulk.BulkPass.run`)."""
         self.bulk.run(comp, wanted)
 
     def _bulk_all(self, wanted: list[np.ndarray]) -> None:
         self.bulk.run_all(self.components, wanted, self.processes, _PARALLEL_LOAD)
 
     def _solve(self, comp: Component, objective: tuple | None, hint: np.ndarray | None):
-        """:func:`solver.chain_cpsat.solve_component` within the per-model time limit, cut to what is left of
+        """:func:`solver.correspondence.chain_cpsat.solve_component` within the per-model time limit, cut to what is left of
         the budget for an objective; ``(value, bound, optimal)`` of an objective in ``self._last``."""
         limit = self.time_limit
         self._clipped = False
@@ -331,5 +331,5 @@ class ChainEngine:
     # ------------------------------------------------------------------ witness
     def witness(self, req: CrackRequest, releases, values, point) -> dict:
         """A generator (buddy chains) realizing the request's optimum (the incumbent when not optimal):
-        :func:`solver.chain_witness.chain_witness`."""
+        :func:`solver.correspondence.chain_witness.chain_witness`."""
         return chain_witness(self, req, releases, values, point)

@@ -1,4 +1,4 @@
-"""The Markov-chain estimate of the possible-worlds engine (:mod:`solver.counting`), for blocks beyond the
+"""The Markov-chain estimate of the possible-worlds engine (:mod:`solver.worlds.counting`), for blocks beyond the
 exact counting budget.
 
 A chain on the block's individual-level worlds: moves swap the values of two individuals or change one
@@ -17,7 +17,7 @@ from multirelease.errors import SolverError
 
 from .linkability import DEFAULT_TIME_LIMIT, _TypeWorldModel
 from .matching import perfect_b_matching
-from .worlds import Block, WorldsProblem
+from .problem import Block, WorldsProblem
 
 __all__ = ["sample_block"]
 

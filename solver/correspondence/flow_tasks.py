@@ -1,6 +1,6 @@
 """The two-release correspondence engine's work on one component, as a task any process can run.
 
-:class:`solver.flows.BuddyGraph` splits the buddy graph of ``(R1, R2)`` into connected components (Fung et
+:class:`solver.correspondence.flows.BuddyGraph` splits the buddy graph of ``(R1, R2)`` into connected components (Fung et
 al., section 3.1: a generator is an integral flow, and no arc joins two components, so their optima add
 up).  Everything an objective needs of a component - its supplies ``a``, capacities ``b`` and arcs - fits
 in a :class:`FlowTask`; :func:`solve_tasks` (module level, so that it pickles) returns per task a first
@@ -17,7 +17,7 @@ hundreds of thousands of tiny components, and one call each was most of the time
 Solvers: OR-Tools ``SimpleMinCostFlow`` / ``SimpleMaxFlow`` from numpy arrays (int32 nodes, int64
 capacities).  A chunk's answer depends on the chunk only, so whichever executor runs it
 (:mod:`solver.executor`) the report is the same; an infeasible component is reported back
-(``infeasible``), and the caller raises :class:`~solver.flows.NoGenerator`.
+(``infeasible``), and the caller raises :class:`~solver.correspondence.flows.NoGenerator`.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""LP bounds and LP-guided generators for the buddy-chain model of :mod:`solver.generators`.
+"""LP bounds and LP-guided generators for the buddy-chain model of :mod:`solver.correspondence.generators`.
 
 The chain model of one component (one sensitive value) has an integer variable per incidence ``z[j, v, c]``
 (records of node ``v`` of ``R_j`` instantiated in atom class ``c``), node rows ``sum_c z[j, v, c] = |v|``
 and monotone loads ``y[c, j] = sum_v z[j, v, c] <= y[c, j + 1]``.  Its crack objectives are arrivals
-``y[c, t] - y[c, t - 1]``.  Not a flow for three releases or more (see :mod:`solver.generators`), but on
+``y[c, t] - y[c, t - 1]``.  Not a flow for three releases or more (see :mod:`solver.correspondence.generators`), but on
 Adult its LP relaxation had the integer optimum as its value on every objective sampled, and its optimal
 vertices were integral except for a small fixed "island" of variables.  This module uses both facts while
 proving everything it returns:
@@ -230,7 +230,7 @@ def pair_relaxation_bounds(J: np.ndarray, V: np.ndarray, C: np.ndarray, count: n
 
     Relaxation: keep the node rows of ``R_{t-1}`` and ``R_t`` and the monotone row between them, and replace
     every later release by the class capacity ``y[c, t] <= min_{j >= t} cap[c, j]`` (``cap`` as in
-    :class:`~solver.generators.ChainEngine`: the records of ``R_j`` that can sit in the class).  Network:
+    :class:`~solver.correspondence.generators.ChainEngine`: the records of ``R_j`` that can sit in the class).  Network:
     ``S -> a`` (``|a|``, nodes of ``R_{t-1}``) ``-> c_in -> c``, ``S -> X -> c`` (the arrivals, ``|R_t| -
     |R_{t-1}|``), ``c -> c_out`` (the capacity) ``-> b -> T`` (``|b|``, nodes of ``R_t``); every feasible
     flow saturates ``S`` and ``T``.  The maximum flow on one arc over feasible flows is its flow plus the

@@ -1,6 +1,6 @@
 """Flow propagation on a block of possible worlds: prune what no world uses, split what is independent.
 
-A block (:class:`solver.worlds.Block`) is a connected component of the consistency graph.  Most of what the
+A block (:class:`solver.worlds.problem.Block`) is a connected component of the consistency graph.  Most of what the
 adversary of Shmueli & Tassa (004, section 3: l-linkability) or Wong et al. (001, Definition 1) learns is
 decided by matchings alone, release by release; CP-SAT is needed only for the *persistent-value coupling*: a
 type (interchangeable individuals, counted not listed) that can still take two values and is present in two
@@ -8,7 +8,7 @@ releases.  :func:`reduce_block` does the polynomial part:
 
 1. **Per-release pruning, to a fixpoint.**  In release ``k`` a world is a perfect b-matching between the
    types present and the record groups, each type using only groups whose value it can still take
-   (``cand[t, v]``).  The edges in no perfect b-matching (:func:`solver.matching.matchable_edges`: flow plus
+   (``cand[t, v]``).  The edges in no perfect b-matching (:func:`solver.worlds.matching.matchable_edges`: flow plus
    strongly connected components of the residual graph, Dulmage-Mendelsohn) carry no world; a value no edge
    of ``t`` reaches in some release where ``t`` is present is not linkable to ``t``.  Each round removes
    edges and candidates; the rounds stop when none changes (at most ``sum |E|`` rounds, a handful in
@@ -22,7 +22,7 @@ releases.  :func:`reduce_block` does the polynomial part:
    forced, and each release's last matching round is exact, so ``cand`` *is* the linkability and every
    release's perfect b-matching on candidate edges, together, is a world (existence proven).
    Otherwise (``coupled``), the candidates are a superset to be decided by CP-SAT
-   (:func:`solver.linkability.block_linkability`).
+   (:func:`solver.worlds.linkability.block_linkability`).
 
 Everything here is ``O(rounds * (max-flow + E))`` per block (OR-Tools ``SimpleMaxFlow``, scipy's strongly
 connected components).
@@ -38,7 +38,7 @@ from scipy.sparse.csgraph import connected_components
 from multirelease.errors import InputError
 
 from .matching import matchable_edges
-from .worlds import Block, WorldsProblem, no_world_message
+from .problem import Block, WorldsProblem, no_world_message
 
 __all__ = ["SubBlock", "reduce_block", "reduce_blocks", "reduce_blocks_tagged", "edge_values"]
 

@@ -1,9 +1,9 @@
-"""The bulk pass of the chain engine (:mod:`solver.generators`): close arrival objectives without CP-SAT.
+"""The bulk pass of the chain engine (:mod:`solver.correspondence.generators`): close arrival objectives without CP-SAT.
 
-Per component (:class:`~solver.chain_component.Component`), for the objectives ``wanted[c, t - 1]``
+Per component (:class:`~solver.correspondence.chain_component.Component`), for the objectives ``wanted[c, t - 1]``
 (arrivals at atom class ``c`` at ``T_t``):
 
-1. upper bounds from the two-release flow relaxation (:func:`solver.chain_lp.pair_relaxation_bounds`);
+1. upper bounds from the two-release flow relaxation (:func:`solver.correspondence.chain_lp.pair_relaxation_bounds`);
 2. *packed* LP rounds: for one ``t``, the total arrivals of one open class per node of ``R_t`` (classes of
    different nodes compete little), the LP optimum made integral (:meth:`ChainLP.integer_point`) and added
    to the pool - every objective it brings to its upper bound is proved;
@@ -12,7 +12,7 @@ Per component (:class:`~solver.chain_component.Component`), for the objectives `
 Every upper bound is a proof (flow, or a dual bound valid whatever the LP's tolerances) and every generator
 is checked exactly, so an objective is closed only when a generator reaches a proved bound.  Components are
 independent: with enough work they run through the executor (:meth:`BulkPass.run_all`, :mod:`solver.executor`).  The pass
-stops where the budget's :class:`~solver.chain_component.Clock` runs out; what stays open goes to CP-SAT.
+stops where the budget's :class:`~solver.correspondence.chain_component.Clock` runs out; what stays open goes to CP-SAT.
 """
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ class BulkPass:
         worker processes, or Dask) when there are at least ``parallel_load`` open objectives or the executor
         is not local (components are independent; the largest first; merged in that order, whoever solved
         them), else in this process."""
-        from .executor import LocalExecutor, current_executor
+        from solver.executor import LocalExecutor, current_executor
 
         work = [ci for ci in range(len(components)) if (wanted[ci] & (components[ci].best < components[ci].ub)).any()]
         load = sum(int(wanted[ci].sum()) for ci in work)

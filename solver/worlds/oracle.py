@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .matching import has_perfect_matching
-from .worlds import WorldsProblem
+from .problem import WorldsProblem
 
 __all__ = ["brute_force"]
 

@@ -1,6 +1,6 @@
 """Exact linkability, world counting, breach and linkage probabilities (the possible-worlds engine).
 
-Definitions (see :mod:`solver.worlds`):
+Definitions (see :mod:`solver.worlds.problem`):
 
 * **linkability** of an individual: the values it takes in at least one possible world (Shmueli & Tassa,
   004, section 3: l-linkability);
@@ -18,14 +18,14 @@ tables are independent, the worlds of the series are the products of the worlds 
 
 which is Lemma 2 of 001 when every anonymized group is homogeneous (``q = n_{j,1} / n_j``).
 
-Algorithms, per :class:`~solver.worlds.Block` (worlds of different blocks combine freely):
+Algorithms, per :class:`~solver.worlds.problem.Block` (worlds of different blocks combine freely):
 
-1. **Linkability, exact.**  Flow propagation (:mod:`solver.worlds_reduce`): per release, the type-group
-   edges in some perfect b-matching on candidate values (:func:`solver.matching.matchable_edges`, strongly
+1. **Linkability, exact.**  Flow propagation (:mod:`solver.worlds.reduce`): per release, the type-group
+   edges in some perfect b-matching on candidate values (:func:`solver.worlds.matching.matchable_edges`, strongly
    connected components), to a fixpoint over the releases; the surviving edges split each block into
    independent sub-blocks.  Where no type with two candidate values is present in two releases, the
    candidates are the linkable values; elsewhere (persistent values coupled across releases) CP-SAT decides
-   on the *type-world* model below (:func:`solver.linkability.decide_coupled_all`).  Counting and sampling
+   on the *type-world* model below (:func:`solver.worlds.linkability.decide_coupled_all`).  Counting and sampling
    work on the sub-blocks (their worlds multiply).
 2. **Counting, exact.**  A *type-world* is the matrix ``m[t, v]``: how many members of type ``t`` take value
    ``v``.  It is realizable iff, for every release, the integral transport of the ``m[., v]`` into the
@@ -65,17 +65,17 @@ Limits (measured, ``benchmarks/bench_worlds.py``):
 
 API (stable; used by the attacks, the publishers and the tests)::
 
-    problem = solver.worlds.build_problem(view)                 # or problem_from_arrays(...)
-    a = solver.worlds_analysis.analyze(problem)                         # WorldsAnalysis
+    problem = solver.worlds.problem.build_problem(view)                 # or problem_from_arrays(...)
+    a = solver.worlds.analysis.analyze(problem)                         # WorldsAnalysis
     a.linkable[i, v], a.breach[i, v], a.localized[j, i, v]       # per individual i, value v, release j
     a.breach_fraction(i, v), a.localized_fraction(j, i, v)       # exact Fractions (None if estimated)
     a.exact[i, v], a.low / a.high (proven), a.ci_low / a.ci_high (95% CI of estimates)
-    solver.worlds_witness.witness_world(problem, block, i, v)          # a world where i has v
-    solver.counting.brute_force(problem)                         # oracle for tiny instances
+    solver.worlds.witness.witness_world(problem, block, i, v)          # a world where i has v
+    solver.worlds.counting.brute_force(problem)                         # oracle for tiny instances
 
-Entry point: :func:`solver.worlds_analysis.analyze`.  Reference implementation for tests: :func:`brute_force`
-(:mod:`solver.worlds_oracle`).  Linkability and the type-world model live in :mod:`solver.linkability`, the
-sampler in :mod:`solver.worlds_sampling`; this module counts and combines.
+Entry point: :func:`solver.worlds.analysis.analyze`.  Reference implementation for tests: :func:`brute_force`
+(:mod:`solver.worlds.oracle`).  Linkability and the type-world model live in :mod:`solver.worlds.linkability`, the
+sampler in :mod:`solver.worlds.sampling`; this module counts and combines.
 """
 from __future__ import annotations
 
@@ -90,9 +90,9 @@ import numpy as np
 from multirelease.errors import InputError
 
 from .linkability import DEFAULT_TIME_LIMIT, _TypeWorldModel, block_linkability
-from .worlds import Block, WorldsProblem, no_world_message
-from .worlds_oracle import brute_force
-from .worlds_sampling import sample_block
+from .problem import Block, WorldsProblem, no_world_message
+from .oracle import brute_force
+from .sampling import sample_block
 
 __all__ = ["BlockCounts", "block_linkability", "count_block", "brute_force", "breach_closed_form",
            "multinomial", "DEFAULT_MAX_TYPE_WORLDS"]
@@ -252,7 +252,7 @@ def _count_by_release(problem: WorldsProblem, block: Block, linkable: np.ndarray
     """Counts of an uncoupled block as a product over its releases (``None`` when a release is beyond the
     budget).
 
-    Uncoupled (:mod:`solver.worlds_reduce`): every type with several linkable values is present in one
+    Uncoupled (:mod:`solver.worlds.reduce`): every type with several linkable values is present in one
     release only, every other type has its one value everywhere.  A world is then one choice per release of
     the values of that release's free types, each release consistent on its own, so ``|E| = prod_k |E_k|`` and
     a member of a type present at release ``k`` takes ``v`` in ``|E_k[t, v]| * prod_{j != k} |E_j|`` worlds

@@ -1,7 +1,7 @@
-"""Exact linkability of the possible-worlds engine (:mod:`solver.counting`), and the type-world model.
+"""Exact linkability of the possible-worlds engine (:mod:`solver.worlds.counting`), and the type-world model.
 
 Linkability of an individual: the values it takes in at least one possible world (Shmueli & Tassa, 004,
-section 3: l-linkability).  Flows decide it first (:mod:`solver.worlds_reduce`: per-release perfect
+section 3: l-linkability).  Flows decide it first (:mod:`solver.worlds.reduce`: per-release perfect
 b-matchings and their strongly connected components, to a fixpoint, then independent sub-blocks); what is
 left is the *persistent-value coupling* of a sub-block where a type that can still take two values is present
 in two releases.  That is decided by CP-SAT on the *type-world* model (``m[t, v]``: members of type ``t`` with
@@ -22,7 +22,7 @@ from ortools.sat.python import cp_model
 from multirelease.errors import InputError, SolverError
 
 from .matching import matchable_edges
-from .worlds import Block, WorldsProblem, no_world_message
+from .problem import Block, WorldsProblem, no_world_message
 
 __all__ = ["DEFAULT_TIME_LIMIT", "block_linkability", "decide_coupled", "decide_coupled_all"]
 
@@ -163,12 +163,12 @@ def block_linkability(problem: WorldsProblem, block: Block, *, time_limit: float
                       ) -> tuple[np.ndarray, bool, dict]:
     """``(linkable (T, V) bool, exact, witnesses)``: the values each type's members take in some world.
 
-    Flow propagation first (:func:`solver.worlds_reduce.reduce_block`), CP-SAT only on the coupled
+    Flow propagation first (:func:`solver.worlds.reduce.reduce_block`), CP-SAT only on the coupled
     sub-blocks (:func:`decide_coupled`).  ``witnesses[(t, v)]`` is a type-world realizing the pair when
     CP-SAT was used.  ``exact`` is false only when CP-SAT stopped on its time limit (the undecided pairs are
     then reported linkable: an upper bound).  Raises :class:`InputError` when the block has no world at all
     (inconsistent releases)."""
-    from .worlds_reduce import reduce_block
+    from .reduce import reduce_block
 
     linkable = np.zeros((block.n_types, problem.n_values), dtype=bool)
     witnesses: dict = {}

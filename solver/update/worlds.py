@@ -29,7 +29,7 @@ unsettled: the result is then not exact and gives bounds.  A component stopped b
 (``without_world``) proves no version of it vulnerable, not even one the SUG pins: the releases might admit no
 world at all there (then no value is possible), so the lower bound may fall below the SUG's count.  CP-SAT
 runs with a fixed seed and the given number of workers, and branches on every status (``MODEL_INVALID`` is a
-:class:`SolverError`, :mod:`solver.update_tasks`).  The components are
+:class:`SolverError`, :mod:`solver.update.tasks`).  The components are
 solved through the executor (:mod:`solver.executor`), in chunks made from the input alone; the chunks of a
 call share one wall-clock deadline, ``time_limit`` seconds after the call.
 
@@ -187,8 +187,8 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
         With linking columns, the sensitive value of each (linked) value of ``model``: the vulnerable versions
         are then counted on the sensitive value (:class:`JointResult`).
     """
-    from .executor import InlineExecutor, plan_chunks
-    from .update_tasks import UpdateChunk, solve_update_chunk
+    from solver.executor import InlineExecutor, plan_chunks
+    from .tasks import UpdateChunk, solve_update_chunk
 
     t0 = time.perf_counter()
     N = links.n_releases

@@ -1,10 +1,10 @@
-"""Witness worlds of the possible-worlds engine (:mod:`solver.counting`): one world of a block in which a given
+"""Witness worlds of the possible-worlds engine (:mod:`solver.worlds.counting`): one world of a block in which a given
 individual takes a given value (Shmueli & Tassa, 004, Definition 3.1: the values and, per release, the
 bijection to the release's records), for the attack's ``worst`` entries."""
 from __future__ import annotations
 
 from .linkability import DEFAULT_TIME_LIMIT, _block_values, _TypeWorldModel
-from .worlds import Block, WorldsProblem
+from .problem import Block, WorldsProblem
 
 __all__ = ["witness_world"]
 

@@ -8,7 +8,7 @@ assignment of comparable buddies is the buddy relation of a generator - each pai
 point of the intersection of its two regions, each record of ``R2`` without a buddy anywhere in its region.
 So a generator is, up to the choice of instantiations, an integral flow in the *buddy graph*:
 
-* one node per group of identical records (:func:`solver.regions.aggregate`): ``u`` in ``R1`` with supply
+* one node per group of identical records (:func:`solver.correspondence.regions.aggregate`): ``u`` in ``R1`` with supply
   ``a_u``, ``v`` in ``R2`` with capacity ``b_v``;
 * an arc ``u -> v`` when ``u`` and ``v`` agree on the sensitive value and their regions intersect;
 * every unit of supply must reach the sink through some ``v`` (every ``R1`` record has a buddy).
@@ -32,17 +32,17 @@ realizes all of an objective's group maxima at once (the witness).
 
 Speed: most F / C objectives reach the trivial upper bound ``min(a(U*), b(T))`` (Lemma 4.2 of the paper
 shows they always do under cut generalization).  The components' work is done by
-:mod:`solver.flow_tasks` (packed rounds - one min-cost flow per round maximizes the total flow on many
+:mod:`solver.correspondence.flow_tasks` (packed rounds - one min-cost flow per round maximizes the total flow on many
 objectives with disjoint endpoints; every objective whose flow reaches its upper bound is proved optimal
 by that flow - then the rest one by one, each round over a whole chunk of components at once), chunks run
 by the executor of :mod:`solver.executor` (local processes, or Dask).  Regions that intersect are found by
-recursive splits (:func:`solver.regions.comparable_pairs`), never as a dense matrix.  Every number
+recursive splits (:func:`solver.correspondence.regions.comparable_pairs`), never as a dense matrix.  Every number
 returned is a proved optimum.
 
 Solvers: OR-Tools ``SimpleMinCostFlow`` and ``SimpleMaxFlow`` built from numpy arrays (int32 nodes, int64
 capacities and costs); every status other than OPTIMAL raises :class:`~multirelease.errors.SolverError`,
 an infeasible flow (no generator) raises :class:`NoGenerator`.  A generator is written out as the report's
-witness by :mod:`solver.flow_witness` (``generator_json``, re-exported here).
+witness by :mod:`solver.correspondence.flow_witness` (``generator_json``, re-exported here).
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ _PARALLEL_WORK = 20_000_000
 _CHUNK_WORK = 100_000
 _MAX_CHUNKS = 64
 
-__all__ = ["BuddyGraph", "NoGenerator", "generator_json"]  # generator_json: solver.flow_witness
+__all__ = ["BuddyGraph", "NoGenerator", "generator_json"]  # generator_json: solver.correspondence.flow_witness
 
 
 class NoGenerator(InputError):
@@ -138,7 +138,7 @@ class BuddyGraph:
     # ------------------------------------------------------------------ solver calls
     def _mcf(self, comp: _Component, arc_cost: np.ndarray | None, sink_cost: np.ndarray | None
              ) -> tuple[int, np.ndarray]:
-        """Min-cost flow of one component (:func:`solver.flow_tasks.min_cost_flow_of`)."""
+        """Min-cost flow of one component (:func:`solver.correspondence.flow_tasks.min_cost_flow_of`)."""
         out = min_cost_flow_of(comp.a, comp.b, comp.tail, comp.head, arc_cost, sink_cost)
         self.n_solves += 1
         if out is None:
@@ -154,10 +154,10 @@ class BuddyGraph:
               into_objectives: Sequence[tuple[int, np.ndarray]]) -> None:
         """Base flows of the components that have none, and the optima of the objectives not cached yet
         (``(component, local arc ids)`` / ``(component, local R2 node ids)``), one task per component
-        (:mod:`solver.flow_tasks`) run by the executor (:mod:`solver.executor`; in this process when the
+        (:mod:`solver.correspondence.flow_tasks`) run by the executor (:mod:`solver.executor`; in this process when the
         work is small and no executor was chosen).  Raises :class:`NoGenerator` for an infeasible
         component."""
-        from .executor import InlineExecutor, LocalExecutor, chunks, current_executor
+        from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor
 
         work: dict[int, tuple[list, list]] = {}
         for c, arcs in arc_objectives:
@@ -222,7 +222,7 @@ class BuddyGraph:
 
     def max_arc_flows(self, objectives: Sequence[tuple[int, np.ndarray]]) -> list[int]:
         """The maximum, over generators, of the total flow on each objective's arcs (``(component, local arc
-        ids)``; :func:`solver.flow_tasks.solve_tasks`, cached)."""
+        ids)``; :func:`solver.correspondence.flow_tasks.solve_tasks`, cached)."""
         self.solve(objectives, [])
         return [self._cache[("arc", c, arcs.tobytes())] for c, arcs in objectives]
 
@@ -285,7 +285,7 @@ def _grouped(labels: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 class TwoReleaseEngine:
-    """Answers :class:`~solver.crack.CrackRequest` for two releases with :class:`BuddyGraph` flows.
+    """Answers :class:`~solver.correspondence.crack.CrackRequest` for two releases with :class:`BuddyGraph` flows.
 
     ``(t, j) = (1, 1)``: F-attack on a class of ``R1``; ``(1, 2)``: C-attack on a class of ``R2``; ``(2, 2)``:
     B-attack on a class of ``R2``.  Every answer is exact.

@@ -1,11 +1,11 @@
-"""The component model of the chain engine (:mod:`solver.generators`): incidences, atom classes, trivial
+"""The component model of the chain engine (:mod:`solver.correspondence.generators`): incidences, atom classes, trivial
 bounds, the pool of generators, and the first generator by min-cost flows.
 
-Fung et al., section 7.1, read over atoms (:func:`solver.regions.atoms`): a generator is, for every
+Fung et al., section 7.1, read over atoms (:func:`solver.correspondence.regions.atoms`): a generator is, for every
 sensitive value, integers ``z[j, v, a]`` - records of group node ``v`` of ``R_j`` instantiated in atom ``a``
 - with node rows ``sum_a z[j, v, a] = |v|`` and loads ``y[a, j] = sum_v z[j, v, a]`` non-decreasing in ``j``.
 The (node, atom) incidence graph of one value splits into independent connected *components*; atoms of one
-component with the same incidence are merged into *atom classes* (exact: see :mod:`solver.generators`).
+component with the same incidence are merged into *atom classes* (exact: see :mod:`solver.correspondence.generators`).
 
 A :class:`Component` holds the incidences ``(J, V, C)`` (release, node, class; one per variable ``z``),
 its trivial bounds (``cap``, ``low``, ``ub``) and its *pool*: proved-feasible generators that raise some

@@ -1,6 +1,6 @@
 """The joint update-graph attack's components, as tasks any process can run (:mod:`solver.executor`).
 
-:func:`solver.update_worlds.joint_feasible` decides the joint candidate sets of every record version with one
+:func:`solver.update.worlds.joint_feasible` decides the joint candidate sets of every record version with one
 CP-SAT model per connected component of the ``record - (release, group)`` graph (Li & Zhou, section III:
 records interact only through the groups they share, so no constraint joins two components and their
 worlds combine freely).  A :class:`UpdateChunk` holds what the models of a few components read - per
@@ -60,7 +60,7 @@ class ComponentAnswer:
 
 
 def _model(chunk: UpdateChunk, pairs: list, cp_model) -> tuple[Any, dict, dict]:
-    """The CP-SAT model of one component (:mod:`solver.update_worlds`, module docstring)."""
+    """The CP-SAT model of one component (:mod:`solver.update.worlds`, module docstring)."""
     V = chunk.n_values
     m = cp_model.CpModel()
     x: dict[tuple, Any] = {}
@@ -114,7 +114,7 @@ def _model(chunk: UpdateChunk, pairs: list, cp_model) -> tuple[Any, dict, dict]:
 
 
 def _backbone(chunk: UpdateChunk, pairs: list, deadline: float, cp_model) -> ComponentAnswer:
-    """One component's joint candidate sets as a backbone (:mod:`solver.update_worlds`): rounds of "a world
+    """One component's joint candidate sets as a backbone (:mod:`solver.update.worlds`): rounds of "a world
     in which at least one unknown literal holds" until none is left, INFEASIBLE, or the deadline."""
     ans = ComponentAnswer()
     m, x, y = _model(chunk, pairs, cp_model)

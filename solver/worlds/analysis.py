@@ -1,7 +1,7 @@
 """The possible-worlds engine's entry point: :func:`analyze` a whole problem, block by block.
 
-The engine's definitions and algorithms are in :mod:`solver.counting` (one block: linkability, counting,
-sampling); :mod:`solver.worlds_component` solves the blocks as tasks any executor runs.  This module merges
+The engine's definitions and algorithms are in :mod:`solver.worlds.counting` (one block: linkability, counting,
+sampling); :mod:`solver.worlds.component` solves the blocks as tasks any executor runs.  This module merges
 their figures into one :class:`WorldsAnalysis` per problem: linkability, the breach probability ``p(o, s, k)``
 of Wong et al. (001, Definition 2) and the localized ``q(o, s, j, k)`` (001, section III.A), with proven bounds
 and confidence intervals where a block was sampled.
@@ -16,8 +16,8 @@ import numpy as np
 
 from .counting import DEFAULT_MAX_TYPE_WORLDS
 from .linkability import DEFAULT_TIME_LIMIT
-from .worlds import WorldsProblem
-from .worlds_component import solve_blocks
+from .problem import WorldsProblem
+from .component import solve_blocks
 
 __all__ = ["WorldsAnalysis", "analyze"]
 
@@ -103,7 +103,7 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
 
     Examples
     --------
-    >>> from solver.worlds import build_problem            # doctest: +SKIP
+    >>> from solver.worlds.problem import build_problem            # doctest: +SKIP
     >>> a = analyze(build_problem(view))                   # doctest: +SKIP
     >>> a.breach.max(), a.linkable.sum(axis=1).min()       # doctest: +SKIP
     """
@@ -119,7 +119,7 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     linkable_low = np.zeros((N, V), dtype=bool)
     linkability_exact = True
     blocks = problem.blocks()
-    # every block through the executor (solver.worlds_component: chunks of blocks, the same figures whoever
+    # every block through the executor (solver.worlds.component: chunks of blocks, the same figures whoever
     # solves them); sub-blocks in the order of reduce_blocks
     solved = solve_blocks(problem, blocks, count=count, max_type_worlds=max_type_worlds, time_limit=time_limit,
                           samples=samples, rng=rng)

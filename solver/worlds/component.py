@@ -1,21 +1,21 @@
 """One independent component of the possible-worlds problem, solved from plain data (for executors).
 
-The blocks of :mod:`solver.worlds` (and the sub-blocks of :mod:`solver.worlds_reduce`) are independent: the
+The blocks of :mod:`solver.worlds.problem` (and the sub-blocks of :mod:`solver.worlds.reduce`) are independent: the
 worlds of the whole problem are the products of theirs (Shmueli & Tassa, 004, Definition 3.1; Wong et al.,
 001, Definition 1).  :func:`solve_component` decides one of them - linkability (flows, CP-SAT only for the
-coupling) and, on request, its exact counts - from picklable arguments only (a :class:`~solver.worlds.Block`
+coupling) and, on request, its exact counts - from picklable arguments only (a :class:`~solver.worlds.problem.Block`
 is numpy arrays and tuples), so that a process pool or a Dask cluster can run it; the result is plain data
 too, the same whichever process computed it.
 
-    >>> from solver.worlds_component import solve_component          # doctest: +SKIP
+    >>> from solver.worlds.component import solve_component          # doctest: +SKIP
     >>> out = executor.submit(solve_component, block, problem.n_values).result()   # doctest: +SKIP
 
-:func:`solve_blocks` is how :func:`solver.worlds_analysis.analyze` solves every block: the blocks are packed into
+:func:`solve_blocks` is how :func:`solver.worlds.analysis.analyze` solves every block: the blocks are packed into
 *chunks* (:func:`solver.executor.chunks`, from the blocks' sizes alone) and each chunk is one task of the
 current executor (:mod:`solver.executor`: this process, local worker processes, or a Dask cluster) -
-:func:`solve_chunk` prunes its blocks together (:func:`solver.worlds_reduce.reduce_blocks_tagged`), decides
-their coupled sub-blocks in one CP-SAT model (:func:`solver.linkability.decide_coupled_all`) and counts every
-sub-block (:func:`solver.counting.count_block`).  A chunk's answer depends on the chunk only (the sampler of
+:func:`solve_chunk` prunes its blocks together (:func:`solver.worlds.reduce.reduce_blocks_tagged`), decides
+their coupled sub-blocks in one CP-SAT model (:func:`solver.worlds.linkability.decide_coupled_all`) and counts every
+sub-block (:func:`solver.worlds.counting.count_block`).  A chunk's answer depends on the chunk only (the sampler of
 a chunk draws from its own generator, seeded from the caller's), and the chunks depend on the input only, so
 the figures are the same byte for byte whichever executor ran them.  A small input is one chunk, solved in
 this process with the caller's generator: exactly the single-process computation.  The chunks of a call
@@ -35,8 +35,8 @@ from multirelease.errors import InputError
 
 from .counting import BlockCounts, count_block
 from .linkability import DEFAULT_TIME_LIMIT, decide_coupled_all
-from .worlds import Block, WorldsProblem
-from .worlds_reduce import reduce_block, reduce_blocks_tagged
+from .problem import Block, WorldsProblem
+from .reduce import reduce_block, reduce_blocks_tagged
 
 __all__ = ["solve_component", "solve_blocks", "solve_chunk", "ChunkTask"]
 
@@ -156,7 +156,7 @@ def _settle(problem, sub, decided, *, count: bool, max_type_worlds: int, time_li
 
 def solve_chunk(task: ChunkTask) -> list[tuple]:
     """Every sub-block of a chunk's blocks (module level: it pickles): per sub-block, in the order of
-    :func:`solver.worlds_reduce.reduce_blocks_tagged`, ``(block position, BlockCounts, linkable, linkability
+    :func:`solver.worlds.reduce.reduce_blocks_tagged`, ``(block position, BlockCounts, linkable, linkability
     exact, proven)``.  Raises :class:`~multirelease.errors.InputError` for a block without a world."""
     problem = task.problem
     tagged = reduce_blocks_tagged(problem, task.blocks)
@@ -184,8 +184,8 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
                  executor=None) -> list[tuple]:
     """Every sub-block of ``blocks`` (the problem's blocks), through the executor (module docstring):
     ``(block position, BlockCounts, linkable, linkability exact, proven)`` per sub-block, in the order of
-    :func:`solver.worlds_reduce.reduce_blocks_tagged` over all the blocks."""
-    from .executor import InlineExecutor, plan_chunks
+    :func:`solver.worlds.reduce.reduce_blocks_tagged` over all the blocks."""
+    from solver.executor import InlineExecutor, plan_chunks
 
     parts, ex = plan_chunks([block_size(b) for b in blocks], chunk_work=_CHUNK_WORK, max_chunks=_MAX_CHUNKS,
                             parallel_work=_PARALLEL_WORK, executor=executor)

@@ -1,6 +1,6 @@
-"""The CP-SAT fallback of the chain engine (:mod:`solver.generators`): one component's model and its solves.
+"""The CP-SAT fallback of the chain engine (:mod:`solver.correspondence.generators`): one component's model and its solves.
 
-Variables ``z[i]`` (one per incidence of :class:`~solver.chain_component.Component`: records of a node of
+Variables ``z[i]`` (one per incidence of :class:`~solver.correspondence.chain_component.Component`: records of a node of
 ``R_j`` instantiated in an atom class), node rows ``sum_c z[j, v, c] = |v|`` and monotone loads
 ``y[c, j] <= y[c, j + 1]`` (Fung et al., section 7.1: an individual published at ``T_j`` is in every later
 release).  An objective ``(t, j, rows, c)`` maximizes the arrivals ``y[c, t] - y[c, t - 1]`` at class
