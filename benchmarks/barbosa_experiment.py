@@ -98,7 +98,7 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
 
 
 def attack(releases, k: int = 10, l: int = 10) -> dict:
-    from attacks.intersection import Intersection
+    from attacks.intersection.attack import Intersection
     from multirelease.sequence import Adversary, ReleaseSequence
 
     seq = ReleaseSequence()

@@ -74,8 +74,8 @@ def _setup(n_releases: int = 2):
 
 def one(figure: str, repeat: int, time_limit: float) -> dict:
     seq, Adversary = _setup(5 if figure == "exact_5_releases" else 2)
-    from attacks.correspondence import Correspondence
-    from attacks.correspondence_closed import closed_form_two
+    from attacks.correspondence.attack import Correspondence
+    from attacks.correspondence.closed import closed_form_two
 
     times = []
     extra: dict = {}

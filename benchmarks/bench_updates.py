@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attacks.update_graph import UpdateGraph  # noqa: E402
+from attacks.update_graph.attack import UpdateGraph  # noqa: E402
 from multirelease.pipeline import load_scenario  # noqa: E402
 from multirelease.sequence import ReleaseSequence  # noqa: E402
 

@@ -92,7 +92,7 @@ def test_forked_workers_give_the_same_answers():
     """The bulk pass in two forked worker processes answers every crack question as one process does (three
     cumulative Mondrian releases of 150 / 300 / 450 Adult records, k = 5)."""
     import solver.correspondence.generators as generators
-    from attacks.correspondence import Correspondence, _requests
+    from attacks.correspondence.attack import Correspondence, _requests
     from multirelease.schema import Schema
     from multirelease.sequence import Adversary, SequenceView
     from multirelease.table import read_table

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attacks import ATTACKS
-from attacks.correspondence import Correspondence, is_cut
-from attacks.correspondence_closed import (B_class, C_pair, F_pair, b_crack, c_crack, compose_bc, compose_bf,
+from attacks.correspondence.attack import Correspondence, is_cut
+from attacks.correspondence.closed import (B_class, C_pair, F_pair, b_crack, c_crack, compose_bc, compose_bf,
                                            f_crack, micro_f, sequence_crack)
 from multirelease.errors import InputError
 from multirelease.hierarchy import Hierarchy
@@ -627,7 +627,7 @@ def check_budget_bounds(rels):
     Sound: every summary metric's interval (a point when proven) and every row's anonymity interval holds the
     exact value; FA, CA, BA report the high end (the proven minimum's upper bound); an open interval makes
     the result inexact.  And the flag says what the engine did (the attack's contract, ``time_limit`` and
-    ``budget`` in :class:`attacks.correspondence.Correspondence`: a crack question left unsolved makes the
+    ``budget`` in :class:`attacks.correspondence.attack.Correspondence`: a crack question left unsolved makes the
     result inexact, and the metrics proven all the same are listed in ``proven``, attacks/base.py): exact
     exactly when no question was stopped."""
     exact = attack(rels, witness=False)

@@ -1,5 +1,5 @@
 """Correspondence attacks read linking columns (issue 22; Fung, Wang, Fu, Pei, EDBT 2008, with Shmueli &
-Tassa's persistent non-identifiers, 004 section 5.2; :mod:`attacks.correspondence`).
+Tassa's persistent non-identifiers, 004 section 5.2; :mod:`attacks.correspondence.attack`).
 
 A record reappears in every later release with its values (Fung et al., section 3.1); a persistent linking
 value is one of them, so a generator's buddies agree on the sensitive value *and* the linking tuple.
@@ -21,7 +21,7 @@ import pandas as pd
 from hypothesis import assume, settings
 from hypothesis import strategies as st
 
-from attacks.correspondence import Correspondence
+from attacks.correspondence.attack import Correspondence
 from multirelease.hierarchy import Hierarchy
 from multirelease.linking import LINKING_ROLES
 from multirelease.release import release_from_frame
@@ -110,7 +110,7 @@ def _check(rels) -> bool:
 
 
 def _is_cut(release) -> bool:
-    from attacks.correspondence import is_cut
+    from attacks.correspondence.attack import is_cut
 
     return is_cut(release)
 

@@ -1,5 +1,5 @@
 """The intersection and difference adversary over every release at once (Barbosa, Pinto, Gomes, CIKM 2012,
-section 4, read for n releases; :mod:`attacks.intersection`).
+section 4, read for n releases; :mod:`attacks.intersection.attack`).
 
 * hand-written streams where only the combination of three releases isolates a uid (no pair of releases
   does), with the witness releases asserted;
@@ -21,7 +21,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attacks.intersection import Intersection, tracked_candidate_sets
+from attacks.intersection.attack import Intersection, tracked_candidate_sets
 from multirelease.hierarchy import Hierarchy
 from multirelease.principles import Principle
 from multirelease.release import Release, release_from_frame

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attacks import ATTACKS
-from attacks.intersection import Intersection
+from attacks.intersection.attack import Intersection
 from multirelease.cli import main
 from multirelease.errors import InputError
 from multirelease.principles import Principle

@@ -1,5 +1,5 @@
 """The intersection and difference attacks read linking columns (issue 22; Barbosa, Pinto, Gomes, CIKM 2012,
-section 4, with Shmueli & Tassa's persistent non-identifiers, 004 section 5.2; :mod:`attacks.intersection`).
+section 4, with Shmueli & Tassa's persistent non-identifiers, 004 section 5.2; :mod:`attacks.intersection.attack`).
 
 * a hand example without uids: ``E1`` is 2-diverse and so is the class ``E2`` of the later release a new
   target falls in, yet the blood types show which record of ``E2`` was already in ``E1``: the new one is
@@ -27,7 +27,7 @@ import pandas as pd
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from attacks.intersection import Intersection
+from attacks.intersection.attack import Intersection
 from multirelease.hierarchy import Hierarchy
 from multirelease.linking import Linking
 from multirelease.principles import Principle

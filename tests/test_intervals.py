@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from attacks.base import REASONS, AttackResult
-from attacks.correspondence import Correspondence
+from attacks.correspondence.attack import Correspondence
 from attacks.possible_worlds import PossibleWorlds
-from attacks.update_graph import UpdateGraph
+from attacks.update_graph.attack import UpdateGraph
 from multirelease.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.expect import OPS, Expectation
@@ -219,7 +219,7 @@ def test_any_sound_crack_intervals_bracket_the_exact_figures(data):
     """Two to four releases; every crack answer replaced by a random interval that holds it.  Whatever the
     intervals, FA / CA / BA, cracked, violations and the per-target figures bracket the exact ones (the
     minimum over candidate classes, and the class that attains it, are then uncertain)."""
-    import attacks.correspondence as corr
+    import attacks.correspondence.attack as corr
 
     rels, table = data.draw(continuous(data.draw(st.integers(2, 4))))
     params = {"witness": False, "k": data.draw(st.integers(1, 4))}

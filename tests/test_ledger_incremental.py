@@ -142,7 +142,7 @@ def test_forward_sweep_goes_on_from_kept_layers(data, targets, releases):
     releases are the sweep from the first release, bit for bit (absences of several releases included)."""
     import numpy as np
 
-    from attacks.update_graph import forward_pass
+    from attacks.update_graph.attack import forward_pass
     from multirelease.transitions import TransitionModel
 
     values = ["a", "b", "c", "d", "e", "f"]

@@ -4,7 +4,7 @@
 * m-invariance's split of every balanced bucket at once (:func:`publishers.m_invariance.invariance.balanced_split_many`)
   returns, bucket by bucket, the leaves of :func:`publishers.m_invariance.invariance.balanced_split` (Li & Zhou eq. 4:
   the same cut attribute, score, tie-break and order), on random buckets with ties and counterfeit slots;
-* a kept release's membership (:class:`attacks.update_graph_inc.StoredMembership`) gives the rows and the
+* a kept release's membership (:class:`attacks.update_graph.incremental.StoredMembership`) gives the rows and the
   matrix the stored CSR matrix gives;
 * BPG's packed text columns (:mod:`publishers.bpg.store`) read back as written, ``None``, empty texts and NUL
   included, and a store of the older one-row-per-record format is refused with one line.
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scipy import sparse
 
 from attacks.incremental import pack_rows
-from attacks.update_graph_inc import StoredMembership
+from attacks.update_graph.incremental import StoredMembership
 from multirelease.errors import InputError
 from publishers.bpg import store as bpg_store
 from publishers.m_invariance.invariance import balanced_split, balanced_split_many

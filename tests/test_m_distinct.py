@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attacks.update_graph import UpdateGraph, link_versions, node_weights, sug_dp
+from attacks.update_graph.attack import UpdateGraph, link_versions, node_weights, sug_dp
 from multirelease.sequence import Adversary, ReleaseSequence
 from multirelease.transitions import TransitionModel
 from publishers.m_invariance.distinct import edge_colouring

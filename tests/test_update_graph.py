@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from attacks.update_graph import UpdateGraph, enumerate_paths, link_versions, node_weights, sug_dp
+from attacks.update_graph.attack import UpdateGraph, enumerate_paths, link_versions, node_weights, sug_dp
 from multirelease.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.pipeline import load_scenario, run_scenario

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attacks.update_graph import UpdateGraph
+from attacks.update_graph.attack import UpdateGraph
 from multirelease.hierarchy import Hierarchy
 from multirelease.linking import SEPARATOR
 from multirelease.pipeline import load_scenario, run_scenario

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from attacks.update_graph import UpdateGraph, backward_risks, forward_pass, link_versions, node_weights
+from attacks.update_graph.attack import UpdateGraph, backward_risks, forward_pass, link_versions, node_weights
 from multirelease.errors import InputError
 from multirelease.sequence import Adversary
 from test_update_graph import _sequence
@@ -64,7 +64,7 @@ def test_prefix_rows_on_random_links(data, seed):
     vulnerable values, inconsistent records and layers whose risks are all zero."""
     from scipy import sparse
 
-    from attacks.version_links import VersionLinks
+    from attacks.update_graph.version_links import VersionLinks
     from strategies import transition_models
 
     rng = np.random.default_rng(seed)

@@ -4,7 +4,7 @@ Paper: ../shared/papers/002_26e2f2912f1b36d2.txt.  Crack sizes ``|g1| - min(|g1|
 ``|g2| - min(|g1|,|g2|)`` (Theorem 4.3, C), ``max(0, |G1| - (|G2| - |g2|))`` (Theorem 4.4, B) and ``FA, CA,
 BA`` (Definitions 3.2, 3.4, 3.6): :func:`closed_form` (fast, by comparability components) and
 :func:`closed_form_pairs` (straight from the definitions, small inputs).  The crack sizes are those of
-:mod:`attacks.correspondence_closed` (one implementation of the theorems).
+:mod:`attacks.correspondence.closed` (one implementation of the theorems).
 
 Comparability on cuts (Definition 4.1, Lemma 4.1 "3-hop transitivity", Lemma 4.3) is an equivalence: per
 attribute take, at every leaf, the *more general* of the two cut nodes above it (the upper envelope of the
@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from attacks.correspondence_closed import b_crack, c_crack, f_crack
+from attacks.correspondence.closed import b_crack, c_crack, f_crack
 from multirelease.errors import InputError
 from multirelease.release import Release, comparable
 

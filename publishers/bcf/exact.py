@@ -3,7 +3,7 @@ where the incremental formulas do not apply, and the check of every release befo
 
 Paper: ../shared/papers/002_26e2f2912f1b36d2.txt (Fung, Wang, Fu, Pei).  BCF-anonymity (section 3.2) asks
 ``FA, CA, BA >= k`` (Definitions 3.2, 3.4, 3.6), where the crack sizes are minima over *all* generators
-(Definitions 3.1, 3.3, 3.5).  :mod:`attacks.correspondence` computes them exactly for any generalization and
+(Definitions 3.1, 3.3, 3.5).  :mod:`attacks.correspondence.attack` computes them exactly for any generalization and
 any number of releases (min-cost flows for two, CP-SAT for more); here it is run, through the registry
 (publishers may call attacks, never the reverse), over every target the published regions allow
 (``targets="regions"``: the paper's definitions range over every target ``P`` that matches the classes).

@@ -47,7 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attacks.correspondence_closed import b_crack
+from attacks.correspondence.closed import b_crack
 
 from .closed import envelope_keys, key_ids
 from .tds import CutSpace, Specialization

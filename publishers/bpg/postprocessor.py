@@ -3,7 +3,7 @@
 
 Each release is a query answer (a subset of a dynamic table).  BPG anonymizes it with an ordinary single-release
 generalizer (Mondrian by default, or any registered publisher) and post-processes the classes against the
-history so that no intersection or difference attack (section 4, :mod:`attacks.intersection`) breaks the
+history so that no intersection or difference attack (section 4, :mod:`attacks.intersection.attack`) breaks the
 principle.  The history is the paper's *table of neighbourhoods*: every record ever seen and the neighbourhood
 it belongs to, each neighbourhood with its quasi-identifier region and its *signature* (the releases its records
 were published in).  It lives in an SQLite database (:mod:`publishers.bpg.store`; the state returned by
@@ -249,17 +249,17 @@ class BPG(PublisherBase):
         block (for the next release).
 
         The attack's exact candidate set of a uid is its block of equal presence-and-class signatures over
-        all releases (:mod:`attacks.intersection`, "Exactness"); the blocks of the stored releases are kept
+        all releases (:mod:`attacks.intersection.attack`, "Exactness"); the blocks of the stored releases are kept
         (:attr:`Mirror.blocks`, rebuilt from the releases as published - table ``published`` - when the
         database is re-read) and refined by this release's classes (:func:`refine_blocks`), then judged by
-        the attack's own :func:`attacks.intersection_core.judge`.  A BPG record never changes its sensitive
+        the attack's own :func:`attacks.intersection.core.judge`.  A BPG record never changes its sensitive
         value (an update is a new record with a new uid), so a block is judged once: the same verdict as
         ``ATTACKS["intersection"]`` on all the releases (tests/test_publisher_guarantees.py compares them),
         at the cost of one factorization and one sort of the records ever seen per release instead of ``n``
         of them (running the attack on every release at each release doubled BPG's share of the release
         time on benchmarks/bench_bpg.py).  The section 6 invariant implies the guarantee; this re-derives it
         from the published rows, independently of the neighbourhoods."""
-        from attacks.intersection_core import judge
+        from attacks.intersection.core import judge
 
         size = len(u.key)
         prev = np.zeros(size, dtype=np.int64)

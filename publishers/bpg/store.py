@@ -180,7 +180,7 @@ def refine_blocks(block: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """The signature blocks after one more release: records are in one block when they were in one block and
     are in the same class of the release (``cls``: class index, -1 when not published).  Block 0 stays the
     never-published records' (Barbosa et al. section 4: the signature is the presence and the class in every
-    release; :func:`attacks.intersection_core.signature_blocks` refines it the same way)."""
+    release; :func:`attacks.intersection.core.signature_blocks` refines it the same way)."""
     width = int(cls.max()) + 2 if len(cls) else 1
     key = np.concatenate([[0], block.astype(np.int64) * width + (cls.astype(np.int64) + 1)])
     return pd.factorize(key)[0][1:].astype(np.int64)

@@ -34,7 +34,7 @@ solved through the executor (:mod:`solver.executor`), in chunks made from the in
 call share one wall-clock deadline, ``time_limit`` seconds after the call.
 
 With persistent linking columns (:mod:`multirelease.linking`) the values are linked values (sensitive value and
-linking tuple) and ``P_trans`` is the product model of :func:`attacks.version_links.linked_model` (a record
+linking tuple) and ``P_trans`` is the product model of :func:`attacks.update_graph.version_links.linked_model` (a record
 keeps its tuple): a world gives each version one linked value, each group's published multiset of linked values
 is shared among its members.  ``codes`` maps each linked value to its sensitive value: a version is vulnerable
 when its joint candidate set holds one *sensitive* value (:attr:`JointResult.vulnerable_low`).
@@ -178,10 +178,10 @@ def joint_feasible(links, model, sug_feasible: list, *, time_limit: float = 60.0
 
     Parameters
     ----------
-    links : attacks.update_graph.VersionLinks
+    links : attacks.update_graph.attack.VersionLinks
     model : TransitionModel
     sug_feasible : list of (T, V) bool
-        The feasible sub-SUGs after the last release (:func:`attacks.update_graph.backward_risks`); only their
+        The feasible sub-SUGs after the last release (:func:`attacks.update_graph.attack.backward_risks`); only their
         values get variables.  Records whose SUG is empty (inconsistent with the model) are left out.
     codes : (V,) int, optional
         With linking columns, the sensitive value of each (linked) value of ``model``: the vulnerable versions

@@ -23,7 +23,7 @@ group-aggregated buddy graph for two releases (:mod:`solver.correspondence.flows
 (:mod:`solver.correspondence.generators`).  They hold for any generalization: cuts, local recoding, Mondrian regions,
 overlapping classes ("comparable" is then a non-empty intersection of regions).  ``method: closed_form``
 uses Theorems 4.2 - 4.4 and the micro attacks / compositions of section 7.1
-(:mod:`attacks.correspondence_closed`); it needs cut generalization and is exact only for two releases.
+(:mod:`attacks.correspondence.closed`); it needs cut generalization and is exact only for two releases.
 
 Targets
 -------
@@ -83,8 +83,8 @@ from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
-from .base import AttackBase, AttackResult, Progress
-from .correspondence_targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets,
+from attacks.base import AttackBase, AttackResult, Progress
+from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets,
                                      group_sizes, parse_targets, requests_of, shown_rows)
 
 #: the crack questions of the targets (kept under this name for the tests and benchmarks)
@@ -312,7 +312,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     count the rows whose crack (anonymity) is proven positive (below ``k``) for their lower end, and those
     where it may be for their upper end.  ``values`` are linked values when ``linking`` has columns: groups
     are per linked value, shown with their sensitive value and label."""
-    from .intervals import min_of_intervals, settle
+    from attacks.intervals import min_of_intervals, settle
 
     if linking:
         sens_of = linking.sensitive_of(values)
@@ -465,7 +465,7 @@ def _closed_answers(releases, nodes, requests, values, notes):
     """Answers from the closed forms (cut generalization only)."""
     from solver.correspondence.crack import CrackAnswer
 
-    from .correspondence_closed import b_background, sequence_crack
+    from .closed import b_background, sequence_crack
     from solver.correspondence.regions import regions_comparable
 
     if not all(is_cut(r) for r in releases):

@@ -1,5 +1,5 @@
 """Intersection and difference attacks on successive releases, over every release at once (Barbosa, Pinto,
-Gomes, CIKM 2012, section 4; ``003_9c5f9a30c53bd642.txt``).  The engine is :mod:`attacks.intersection_core`.
+Gomes, CIKM 2012, section 4; ``003_9c5f9a30c53bd642.txt``).  The engine is :mod:`attacks.intersection.core`.
 
 **The adversary** (section 4, "Attacker model") sees every release, knows which individuals are published in
 each release and the quasi-identifiers of her targets, "which permits finding the corresponding equivalence
@@ -68,7 +68,7 @@ the sensitive values the surviving linked values carry (Definition 1 is about se
 and ``(flu, A+)`` are one value).  With uids the uid already links the releases and the target's own tuple is
 unknown, so the candidate sets are the signature blocks as above, except that a uid whose linking tuple
 changes between releases is nobody's record (one individual, one tuple): it is set aside before the sets are
-built (counted in ``stats["set_aside"]``, not a target; :func:`attacks.intersection_core.tracked`).  Witnesses
+built (counted in ``stats["set_aside"]``, not a target; :func:`attacks.intersection.core.tracked`).  Witnesses
 add ``linked_by`` (the columns) and ``linked`` (the labelled linked values of the candidate set, ``measles
 (bt=O+)``, with their counts).  Without linking columns everything is as above, value for value.
 
@@ -92,8 +92,8 @@ from multirelease.principles import Principle
 from multirelease.release import Release, comparable
 from multirelease.sequence import SequenceView
 
-from .base import AttackBase, AttackResult, Progress
-from .intersection_core import (Tracked, intersection_only_fails, judge_blocks, minimal_releases,
+from attacks.base import AttackBase, AttackResult, Progress
+from .core import (Tracked, intersection_only_fails, judge_blocks, minimal_releases,
                                 signature_blocks, tracked, tracked_candidate_sets)
 
 __all__ = ["Intersection", "tracked_candidate_sets"]
@@ -198,7 +198,7 @@ class Intersection(AttackBase):
         return self._judge_tracked(tracked(view.releases, view.linking), progress)
 
     def _judge_tracked(self, tr: Tracked, progress: Progress | None = None) -> AttackResult:
-        """The attack on the releases in uid space (:func:`attacks.intersection_core.tracked`)."""
+        """The attack on the releases in uid space (:func:`attacks.intersection.core.tracked`)."""
         principle = self.principle
         n_u = len(tr.uids)
         n_rel = tr.cls.shape[0]
@@ -291,7 +291,7 @@ class Intersection(AttackBase):
         intersection_inc`) and the new one added; the blocks and verdicts are then those of :meth:`run` on
         the same :class:`Tracked` (with uids; without them the insertion-only variant is run on the whole
         sequence and there is nothing to extend: ``NotImplemented``)."""
-        from .intersection_inc import TrackedState
+        from .incremental import TrackedState
 
         release = view.releases[0]
         if state is None and release.uid is None:
@@ -312,7 +312,7 @@ class Intersection(AttackBase):
 
     @staticmethod
     def load_state(parts: list, summary: bytes):
-        from .intersection_inc import TrackedState
+        from .incremental import TrackedState
 
         return TrackedState.load(parts, summary)
 

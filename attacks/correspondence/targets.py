@@ -18,7 +18,7 @@ from multirelease.errors import InputError
 from multirelease.release import Release
 from multirelease.sequence import SequenceView
 
-from .base import AttackResult
+from attacks.base import AttackResult
 
 __all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets", "group_sizes", "parse_targets",
            "requests_of", "shown_rows"]

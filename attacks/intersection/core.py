@@ -1,5 +1,5 @@
 """The record-tracking engine of the intersection and difference attacks (Barbosa, Pinto, Gomes, CIKM 2012,
-section 4; ``003_9c5f9a30c53bd642.txt``), over every release at once.  :mod:`attacks.intersection` is the
+section 4; ``003_9c5f9a30c53bd642.txt``), over every release at once.  :mod:`attacks.intersection.attack` is the
 attack built on it; the adversary's inference it computes is defined there.
 
 * :func:`tracked` puts the releases in uid space (``cls[i, u]``: the class of uid ``u`` in release ``i``,

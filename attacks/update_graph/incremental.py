@@ -1,18 +1,18 @@
 """The update-graph attack's links kept one release at a time (:mod:`attacks.incremental`; Li & Zhou section
 III, Definition 6: the external knowledge tables ``E_i``).
 
-:class:`LinkState` holds what :func:`attacks.version_links.link_versions` computes from every release - the
+:class:`LinkState` holds what :func:`attacks.update_graph.version_links.link_versions` computes from every release - the
 targets in order of first appearance and, per release, who is present, at which location, the sparse
 ``locations x classes`` membership, the per-class value counts, counterfeits and group ids - plus the rows of
 the prefixes already judged (a prefix's row depends on its own releases only) and the running worst case.
-A new release is linked alone (:func:`attacks.version_links.link_release`, the code ``link_versions`` runs
+A new release is linked alone (:func:`attacks.update_graph.version_links.link_release`, the code ``link_versions`` runs
 for each release) against the targets seen so far; :meth:`LinkState.links` is then the
-:class:`~attacks.version_links.VersionLinks` ``link_versions`` gives on the whole sequence, array for array,
-so :meth:`attacks.update_graph.UpdateGraph._run_links` computes the same figures ``run`` does.
+:class:`~attacks.update_graph.version_links.VersionLinks` ``link_versions`` gives on the whole sequence, array for array,
+so :meth:`attacks.update_graph.attack.UpdateGraph._run_links` computes the same figures ``run`` does.
 
 The forward sweep of eqs. 1-2 is kept too (per release, the node weights, normalized forward sums and
 reachability of the targets present): a layer depends on the earlier ones only, so the sweep goes on from the
-new release (:func:`attacks.update_graph.forward_pass` with ``prior``).  Cost per release: linking the new
+new release (:func:`attacks.update_graph.attack.forward_pass` with ``prior``).  Cost per release: linking the new
 release, its forward layer, and one backward sweep over the kept layers (``O(N T V^2)`` NumPy work for ``N``
 releases, ``T`` targets, ``V`` values: the eq. 2 risk of a version after the new release depends on every
 later layer, so that sweep is over the whole sequence - elementwise work, no release read, linked or
@@ -31,7 +31,7 @@ from multirelease.errors import InputError
 from multirelease.release import Release
 from multirelease.transitions import TransitionModel
 
-from .incremental import extend_codes, from_strings, pack, pack_rows, strings, unpack, unpack_gaps, unpack_rows
+from attacks.incremental import extend_codes, from_strings, pack, pack_rows, strings, unpack, unpack_gaps, unpack_rows
 from .version_links import (VersionLinks, _class_counterfeits, _class_counts, _class_groups, link_ids,
                             link_release)
 
@@ -40,7 +40,7 @@ __all__ = ["LinkState", "StoredMembership"]
 
 class StoredMembership:
     """A kept release's ``(locations, classes)`` 0/1 membership as stored (:func:`attacks.incremental.pack_rows`),
-    standing for the :class:`scipy.sparse.csr_matrix` :class:`~attacks.version_links.VersionLinks` holds: the
+    standing for the :class:`scipy.sparse.csr_matrix` :class:`~attacks.update_graph.version_links.VersionLinks` holds: the
     node weights of a kept release are kept too, so the gate reads a kept membership only for the rows of a
     witness (:meth:`VersionLinks.subset`, ``m[rows]``: only those rows are decoded); anything else
     (``indices``, ``astype``: the joint attack's pairs) decodes the whole matrix once - the same matrix."""
@@ -142,7 +142,7 @@ class LinkState:
 
     def layers(self) -> tuple[list, list, list] | None:
         """``(weights, alpha, fwd)`` of the releases already swept, as the dense ``(targets, values)`` arrays
-        :func:`attacks.update_graph.forward_pass` made (a target absent from a release has a zero row)."""
+        :func:`attacks.update_graph.attack.forward_pass` made (a target absent from a release has a zero row)."""
         if not self.layer_rows:
             return None
         T = len(self.targets)

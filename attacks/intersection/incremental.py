@@ -1,9 +1,9 @@
 """The releases in uid space, kept one release at a time (:mod:`attacks.incremental`) for the intersection
-attack of Barbosa et al. section 4 (:mod:`attacks.intersection`).
+attack of Barbosa et al. section 4 (:mod:`attacks.intersection.attack`).
 
 :class:`TrackedState` holds, per release, the uid of every row (an index into the uids in order of first
 publication), its class and its sensitive value (an index into the values in order of first publication), and
-the published group id of every class - what :func:`attacks.intersection_core.tracked` computes from the
+the published group id of every class - what :func:`attacks.intersection.core.tracked` computes from the
 releases, without reading them again.  :meth:`TrackedState.tracked` is that :class:`Tracked`, element for
 element (the values renumbered in sorted order, as ``tracked`` numbers them): the signature blocks and the
 verdicts are then computed by the attack's own code, so the result is the one ``run`` gives on the whole
@@ -19,8 +19,8 @@ import pandas as pd
 from multirelease.errors import InputError
 from multirelease.release import Release
 
-from .incremental import extend_codes, from_strings, pack, strings, unpack
-from .intersection_core import Tracked
+from attacks.incremental import extend_codes, from_strings, pack, strings, unpack
+from .core import Tracked
 
 __all__ = ["TrackedState"]
 
@@ -58,7 +58,7 @@ class TrackedState:
         return TrackedState(uids, values, self.rows + [row], (tuple(fresh), tuple(vfresh)))
 
     def tracked(self) -> Tracked:
-        """The :class:`Tracked` of :func:`attacks.intersection_core.tracked` on the same releases."""
+        """The :class:`Tracked` of :func:`attacks.intersection.core.tracked` on the same releases."""
         n_u, n_rel = len(self.uids), len(self.rows)
         order = sorted(range(len(self.values)), key=lambda j: self.values[j])
         rank = np.empty(len(self.values), dtype=np.int64)

@@ -37,7 +37,7 @@ weights average the groups and the candidate set is their union.  ``auto`` (defa
 release carries one, else the population.  In uid mode the attack uses the uid only to locate the group, as
 Li & Zhou's adversary locates it from the QI values; it never reads the uid row's own sensitive value (that
 adversary - Barbosa et al.'s record tracking - is the ``intersection`` attack).  Linking lives in
-:mod:`attacks.version_links`.
+:mod:`attacks.update_graph.version_links`.
 
 **Node weights.**  ``weights: frequency`` (default): a value's share of its group's rows (counterfeits
 included - the adversary cannot tell them apart); ``uniform``: ``1/|C_i|`` for every distinct value, the
@@ -60,7 +60,7 @@ joint lower bound counts only versions of components where a world was found (``
 **Linking columns** (:mod:`multirelease.linking`; Shmueli & Tassa, section 5.2).  When the releases publish
 persistent linking columns (``view.linking``), a version's value is its linked value (sensitive value and
 linking tuple), and a record keeps its tuple across its versions: the SUG (Definition 10) is built on linked
-values with the product model :func:`attacks.version_links.linked_model` (``P_trans`` on the sensitive part,
+values with the product model :func:`attacks.update_graph.version_links.linked_model` (``P_trans`` on the sensitive part,
 zero between different tuples), over the linked values the releases publish only.  The engine (eqs. 1-2,
 Definition 11, the joint worlds) runs unchanged on it; every disclosure figure is then read on the sensitive
 value: a version's candidate set is the set of sensitive values of its feasible linked nodes
@@ -86,8 +86,8 @@ from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.sequence import SequenceView
 from multirelease.transitions import TransitionModel, load_transitions
 
-from .base import AttackBase, AttackResult, Progress
-from .intervals import settle
+from attacks.base import AttackBase, AttackResult, Progress
+from attacks.intervals import settle
 from .version_links import LinkedTransitions, VersionLinks, link_versions, linked_model, node_weights
 
 __all__ = ["UpdateGraph", "VersionLinks", "link_versions", "node_weights", "sug_dp", "enumerate_paths",
@@ -412,7 +412,7 @@ class UpdateGraph(AttackBase):
         c = self.config
         proj = _Projection.of_model(model) if linking else None
         if linking and not isinstance(model, LinkedTransitions):
-            raise TypeError("linking columns need the linked model (attacks.version_links.linked_model)")
+            raise TypeError("linking columns need the linked model (attacks.update_graph.version_links.linked_model)")
         N = links.n_releases
         done = len(layers[0]) if layers else 0
         weights = (list(layers[0]) if layers else []) + [node_weights(links, i, c["weights"]) for i in range(done, N)]
@@ -543,13 +543,13 @@ class UpdateGraph(AttackBase):
     # ------------------------------------------------------------------ one release at a time (attacks.incremental)
     def extend(self, state, view: SequenceView, index: int):
         """The attack over releases ``1 .. index``: the links of the earlier releases are kept
-        (:mod:`attacks.update_graph_inc`), the new release is linked alone, and :meth:`_run_links` computes the
+        (:mod:`attacks.update_graph.incremental`), the new release is linked alone, and :meth:`_run_links` computes the
         new prefix's row from the same arrays ``run`` builds (the rows of earlier prefixes are kept).
         ``NotImplemented`` when ``linkage: auto`` would now link otherwise (a release without uids after
         releases with them), or when the release publishes a linking column not declared changing
         (:mod:`multirelease.linking`: whether it links the sequence depends on every release, and the linked
         domain grows with the releases): the whole sequence is then attacked by :meth:`run`."""
-        from .update_graph_inc import LinkState
+        from .incremental import LinkState
 
         linking = view.linking  # one release: every published linking column is set aside here
         if set(linking.ignored) - set(view.adversary.changing):
@@ -575,6 +575,6 @@ class UpdateGraph(AttackBase):
 
     @staticmethod
     def load_state(parts: list, summary: bytes):
-        from .update_graph_inc import LinkState
+        from .incremental import LinkState
 
         return LinkState.load(parts, summary)

@@ -218,7 +218,7 @@ def closed_form_summary(class_counts: Sequence[np.ndarray], comparable: Mapping[
 def closed_form_two(r1, r2, linking=None) -> dict:
     """The paper's detection (section 4) on two releases, vectorized over comparable class pairs: FA, CA, BA
     from Theorems 4.2 - 4.4 and Definitions 3.2, 3.4, 3.6.  Exact only when both releases are cuts
-    (:func:`attacks.correspondence.is_cut`); elsewhere it is what the paper's formulas would claim.
+    (:func:`attacks.correspondence.attack.is_cut`); elsewhere it is what the paper's formulas would claim.
     ``linking``: the sequence's :class:`~multirelease.linking.Linking` (groups per linked value) or None."""
     from solver.correspondence.regions import aggregate, regions_comparable, sensitive_codes
 

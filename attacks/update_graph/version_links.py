@@ -1,5 +1,5 @@
 """Linking the versions of a record across releases (Li & Zhou, Definition 6: the external knowledge
-tables ``E_i``) - the first step of the update-graph attack (:mod:`attacks.update_graph`).
+tables ``E_i``) - the first step of the update-graph attack (:mod:`attacks.update_graph.attack`).
 
 ``linkage: uid`` follows the releases' ``uid`` column (a stable record id): a uid's version at release ``i``
 is in the QI-group of its row.  ``linkage: population`` follows the population (``view.population``:
