@@ -3,7 +3,7 @@
 An attack is built from its validated parameters, says whether it :meth:`~Attack.applies` to a sequence
 view, and :meth:`~Attack.run` returns an :class:`AttackResult`: the headline numbers under the papers' names
 (``summary``), whether they are exact, the witness of the worst case, and per-target rows.  Attacks see a
-:class:`multirelease.sequence.SequenceView` only - never the truth behind a release.
+:class:`multirelease.model.sequence.SequenceView` only - never the truth behind a release.
 
 Intervals (DESIGN.md, "Verdicts over intervals"): a metric is either *proven* (a value) or known to lie in a
 :class:`Bound` ``[lower, upper]`` (either side may be open) with the reason it is not a value
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Protocol, runtime_checkable
 
 from multirelease.params import validate_params
-from multirelease.sequence import SequenceView
+from multirelease.model.sequence import SequenceView
 
 __all__ = ["Attack", "AttackBase", "AttackResult", "Bound", "Progress", "REASONS"]
 

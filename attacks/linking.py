@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from multirelease.params import Interval, Options
-from multirelease.principles import Principle, distinct_l, entropy_l
-from multirelease.release import Release
-from multirelease.sequence import SequenceView
+from multirelease.model.principles import Principle, distinct_l, entropy_l
+from multirelease.model.release import Release
+from multirelease.model.sequence import SequenceView
 
 from .base import AttackBase, AttackResult, Progress
 
@@ -117,7 +117,7 @@ class Linking(AttackBase):
     l_kind : "distinct" | "entropy", default "distinct"
     alpha : number in (0, 1], optional
         When any of ``k``, ``l``, ``alpha`` is given, ``violations`` counts the classes (over all releases)
-        that break the :class:`~multirelease.principles.Principle` they define, and ``worst["violation"]``
+        that break the :class:`~multirelease.model.principles.Principle` they define, and ``worst["violation"]``
         shows the first one.
 
     Notes

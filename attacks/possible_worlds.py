@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from multirelease.linking import Linking, Projection
+from multirelease.model.linking import Linking, Projection
 from multirelease.params import Interval, ListOf, Text
-from multirelease.sequence import SequenceView
+from multirelease.model.sequence import SequenceView
 from solver.worlds.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT
 from solver.worlds.analysis import WorldsAnalysis, analyze
 from solver.worlds.witness import witness_world
@@ -303,7 +303,7 @@ class PossibleWorlds(AttackBase):
 class _SensitiveView:
     """The engine's per-(individual, linked value) results read on the sensitive value alone.
 
-    With persistent linking columns (:mod:`multirelease.linking`) the engine's values are linked values
+    With persistent linking columns (:mod:`multirelease.model.linking`) the engine's values are linked values
     (sensitive value and linking tuple); the worlds in which ``o`` has sensitive value ``s`` are the disjoint
     union, over the linked values ``(s, t)``, of the worlds in which ``o`` has ``(s, t)`` (one tuple per
     individual, 004 Definition 3.1), so probabilities add up and linkability is their union.  Without linking

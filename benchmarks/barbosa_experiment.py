@@ -30,9 +30,9 @@ SCENARIO = ROOT / "scenarios" / "barbosa_adult_bpg.yaml"
 
 def adult_stream(r: int, seed: int = 11, initial: int = 10_000, releases: int | None = None):
     """``(schema, first snapshot, changes by release index, number of releases)`` of the replacement stream."""
-    from multirelease.dynamics import generate_stream
+    from multirelease.model.dynamics import generate_stream
     from multirelease.pipeline import load_scenario, load_yaml
-    from multirelease.table import read_table
+    from multirelease.model.table import read_table
 
     sc = load_scenario(SCENARIO)  # its ``data`` is the stream's first snapshot: read the whole pool again
     doc, base = load_yaml(SCENARIO)
@@ -59,8 +59,8 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
     """Publish the whole stream with one method; returns (rows, releases as the adversary sees them)."""
     from dataclasses import replace
 
-    from multirelease.metrics import fem, vem
-    from multirelease.table import Table
+    from multirelease.model.metrics import fem, vem
+    from multirelease.model.table import Table
 
     _, snap, changes, n_rel = adult_stream(r, seed, releases=releases)
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,7 +99,7 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
 
 def attack(releases, k: int = 10, l: int = 10) -> dict:
     from attacks.intersection.attack import Intersection
-    from multirelease.sequence import Adversary, ReleaseSequence
+    from multirelease.model.sequence import Adversary, ReleaseSequence
 
     seq = ReleaseSequence()
     for rel in releases:

@@ -119,11 +119,11 @@ def ours(path: str, count: bool) -> None:
     import numpy as np
     import pandas as pd
 
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.release import Release
-    from multirelease.schema import Attribute, Schema
-    from multirelease.sequence import Adversary, ReleaseSequence
-    from multirelease.table import Table
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.release import Release
+    from multirelease.model.schema import Attribute, Schema
+    from multirelease.model.sequence import Adversary, ReleaseSequence
+    from multirelease.model.table import Table
     from solver.worlds.analysis import analyze
     from solver.worlds.problem import build_problem
 

@@ -48,9 +48,9 @@ def _setup(n_releases: int = 2):
     sys.path.insert(0, str(ROOT))
     import numpy as np
 
-    from multirelease.schema import Schema
-    from multirelease.sequence import Adversary, ReleaseSequence
-    from multirelease.table import read_table
+    from multirelease.model.schema import Schema
+    from multirelease.model.sequence import Adversary, ReleaseSequence
+    from multirelease.model.table import read_table
     from publishers.mondrian import Mondrian
 
     spec = {"attributes": {a: {"role": "sensitive" if a == "native-country" else "quasi",

@@ -5,10 +5,10 @@ One JSON line per figure, medians of ``--repeat`` runs, on the ``census.csv`` of
 makes - all of ``D1`` (``limit``), ``D2`` (``offset`` past ``D1``, ``limit``), the whole file - through
 
 * ``pandas_c``: ``pandas.read_csv(dtype=str, keep_default_na=False, skipinitialspace=True)`` (the loader's
-  reference semantics, :func:`multirelease.csv_read.pandas_csv_frame`);
+  reference semantics, :func:`multirelease.formats.csv_read.pandas_csv_frame`);
 * ``pandas_engine_pyarrow``: the same call with ``engine="pyarrow"`` (no ``skipinitialspace``, no callable
   ``skiprows``: whole-file read only, for reference);
-* ``loader``: :func:`multirelease.csv_read.read_csv_frame` (pyarrow where it agrees with pandas), checked
+* ``loader``: :func:`multirelease.formats.csv_read.read_csv_frame` (pyarrow where it agrees with pandas), checked
   equal to ``pandas_c`` frame for frame;
 * ``parquet``: the same records written once as Parquet, read by the loader (:func:`read_parquet_frame`).
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _fresh import median_time  # noqa: E402
-from multirelease.csv_read import pandas_csv_frame, read_csv_frame, read_parquet_frame  # noqa: E402
+from multirelease.formats.csv_read import pandas_csv_frame, read_csv_frame, read_parquet_frame  # noqa: E402
 
 
 def main() -> None:

@@ -52,7 +52,7 @@ def one(figure: str, repeat: int) -> dict:
             times.append(time.perf_counter() - t0)
     elif figure == "linking_checks_adult":
         from attacks import ATTACKS
-        from multirelease.sequence import Adversary, SequenceView
+        from multirelease.model.sequence import Adversary, SequenceView
 
         sc = _load()
         rel = sc.steps[0].publisher.publish(sc.data, rng=np.random.default_rng(0)).release
@@ -62,7 +62,7 @@ def one(figure: str, repeat: int) -> dict:
             ATTACKS["linking"](k=10, l=5).run(view)
             times.append(time.perf_counter() - t0)
     elif figure == "scenario_adult_mondrian_in_process":
-        from multirelease.report import build_report
+        from multirelease.reports.document import build_report
         from multirelease.pipeline import run_scenario
 
         for _ in range(repeat):

@@ -12,13 +12,13 @@
   and month 12 / month 1 of each (target: 1.5 or less); the process's peak resident memory after each month
   (``peak_rss_mb``) and its CPU seconds of each call (``cpu_seconds``, user + system, ``resource.getrusage``:
   steadier than wall time on a loaded machine).  The gate extends the attacks' kept states by the new release
-  (``multirelease/ledger_gate.py``); ``--repeat R`` runs each stream ``R`` times (fresh ledgers) and reports
+  (``multirelease/ledger/gate.py``); ``--repeat R`` runs each stream ``R`` times (fresh ledgers) and reports
   the median seconds of each month.  Month 1 of the first stream also pays the process's first imports of the
   publisher and attacks (measured: about 0.45 s CPU of m_invariance's 1.8, 0.1 s of bpg's 0.85); a
   ``release`` process per month pays them every month.
 
 Adult is read in place (``/work/shared/data/adult/adult.csv``, never copied); the snapshots are handed to
-:func:`multirelease.ledger_release.make_release` as tables (the CLI reads the same from a file); the ledgers
+:func:`multirelease.ledger.operations.make_release` as tables (the CLI reads the same from a file); the ledgers
 and releases go to a temporary folder removed at the end.  Usage::
 
     nice .venv/bin/python benchmarks/bench_ledger.py [--only done_when|m_invariance|bpg] [--months 12]
@@ -40,9 +40,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from multirelease.ledger_release import history_lines, load_spec, make_release, verify_ledger  # noqa: E402
-from multirelease.table import Table  # noqa: E402
-from multirelease.transitions import load_transitions  # noqa: E402
+from multirelease.ledger.operations import history_lines, load_spec, make_release, verify_ledger  # noqa: E402
+from multirelease.model.table import Table  # noqa: E402
+from multirelease.model.transitions import load_transitions  # noqa: E402
 
 ADULT = Path("/work/shared/data/adult/adult.csv")
 H = ADULT.parent

@@ -1,7 +1,7 @@
 """Issue 22's Adult months: linking columns through the ledger, and the tuple-intersection attacker.
 
 Three monthly Adult snapshots of 10,000 rows (1,000 leave, 2,000 arrive, 300 occupations change a month), each
-made a release with ``multirelease release`` (through :func:`multirelease.ledger_release.make_release`) by
+made a release with ``multirelease release`` (through :func:`multirelease.ledger.operations.make_release`) by
 m_invariance (m = 2), m_distinct (m = 2) and bpg (k = 5, l = 2), spec ``linking: {l: 2}``, ``transitions:
 {free: true}``; sex, age, marital-status and education quasi-identifiers, occupation sensitive, race,
 native-country, workclass and salary-class ``insensitive`` (linking columns: persistent, Shmueli & Tassa
@@ -39,10 +39,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_ledger import adult, stream  # noqa: E402
 from multirelease.errors import InputError  # noqa: E402
-from multirelease.ledger_release import load_spec, make_release  # noqa: E402
-from multirelease.release import read_release_csv  # noqa: E402
-from multirelease.table import Table  # noqa: E402
-from multirelease.transitions import load_transitions  # noqa: E402
+from multirelease.ledger.operations import load_spec, make_release  # noqa: E402
+from multirelease.model.release import read_release_csv  # noqa: E402
+from multirelease.model.table import Table  # noqa: E402
+from multirelease.model.transitions import load_transitions  # noqa: E402
 
 H = Path("/work/shared/data/adult")
 LINKING = ("race", "native-country", "workclass", "salary-class")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from attacks.update_graph.attack import UpdateGraph  # noqa: E402
 from multirelease.pipeline import load_scenario  # noqa: E402
-from multirelease.sequence import ReleaseSequence  # noqa: E402
+from multirelease.model.sequence import ReleaseSequence  # noqa: E402
 
 
 def rss_mb() -> float:

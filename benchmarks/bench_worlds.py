@@ -45,8 +45,8 @@ ATTRS = ("sex", "age", "race", "marital-status", "education", "native-country", 
 def adult_table(n: int | None = None, sensitive: str = "occupation"):
     """The first ``n`` Adult records (all when ``None``), ``sensitive`` sensitive, the others quasi."""
     sys.path.insert(0, str(ROOT))
-    from multirelease.schema import Schema
-    from multirelease.table import read_table
+    from multirelease.model.schema import Schema
+    from multirelease.model.table import read_table
 
     spec = {"attributes": {a: {"role": "sensitive" if a == sensitive else "quasi",
                                "hierarchy": {"file": str(ADULT / f"adult_hierarchy_{a}.csv")}} for a in ATTRS}}
@@ -59,7 +59,7 @@ def adult_table(n: int | None = None, sensitive: str = "occupation"):
 def _mondrian_view(n: int, attributes_list, mode: str = "persistent"):
     import numpy as np
 
-    from multirelease.sequence import Adversary, ReleaseSequence
+    from multirelease.model.sequence import Adversary, ReleaseSequence
     from publishers.mondrian import Mondrian
 
     table = adult_table(n)

@@ -37,9 +37,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from multirelease.schema import Schema  # noqa: E402
-from multirelease.sequence import Adversary, SequenceView  # noqa: E402
-from multirelease.table import Table, read_table  # noqa: E402
+from multirelease.model.schema import Schema  # noqa: E402
+from multirelease.model.sequence import Adversary, SequenceView  # noqa: E402
+from multirelease.model.table import Table, read_table  # noqa: E402
 from publishers import PUBLISHERS  # noqa: E402
 from publishers.bcf.anonymizer import closed_form  # noqa: E402
 

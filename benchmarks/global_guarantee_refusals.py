@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from multirelease.errors import InputError, SolverError  # noqa: E402
-from multirelease.hierarchy import Hierarchy  # noqa: E402
-from multirelease.schema import Attribute, Schema  # noqa: E402
-from multirelease.table import Table  # noqa: E402
+from multirelease.model.hierarchy import Hierarchy  # noqa: E402
+from multirelease.model.schema import Attribute, Schema  # noqa: E402
+from multirelease.model.table import Table  # noqa: E402
 
 VALUES = ("flu", "hiv", "cancer", "none")
 ZIPS = {"z1": "Z1", "z2": "Z1", "z3": "Z2", "z4": "Z2"}

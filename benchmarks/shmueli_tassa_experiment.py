@@ -34,7 +34,7 @@ SCENARIOS = {"sequential": ROOT / "scenarios" / "shmueli_tassa_adult.yaml",
 
 
 def run_algorithm(label: str, path: Path) -> list[dict]:
-    from multirelease.metrics import loss_metric
+    from multirelease.model.metrics import loss_metric
     from multirelease.pipeline import load_scenario
 
     sc = load_scenario(path)
@@ -103,9 +103,9 @@ def plots(frame: pd.DataFrame, out: Path) -> list[Path]:
 def fractions(n_tables: int, seed: int = 0) -> dict:
     """How often the plain fraction |E[v,s]|/|E| exceeds 1/l on small random sequences (l = 2)."""
     from attacks.possible_worlds import PossibleWorlds
-    from multirelease.schema import Schema
-    from multirelease.sequence import Adversary, ReleaseSequence
-    from multirelease.table import Table
+    from multirelease.model.schema import Schema
+    from multirelease.model.sequence import Adversary, ReleaseSequence
+    from multirelease.model.table import Table
     from publishers.sequential.diversity import SequentialDiversity, diversity
 
     schema = Schema.from_mapping({"attributes": {

@@ -14,7 +14,7 @@ __all__ = ["run", "certify", "publish", "ledger_publish", "ledger_history", "ver
            "InputError"]
 
 _WHERE = {"run": "api", "certify": "api", "publish": "api", "ledger_publish": "api", "ledger_history": "api",
-          "verify_ledger": "api", "Result": "api", "describe": "reference", "InputError": "errors"}
+          "verify_ledger": "api", "Result": "api", "describe": "reports.reference", "InputError": "errors"}
 
 
 def __getattr__(name: str):

@@ -3,9 +3,9 @@ DataFrames and dicts as well as files (issue 15, item 6).
 
 Every function is a thin front end over the same functions as the command line (no second path):
 :func:`multirelease.pipeline.load_scenario`, :func:`~multirelease.pipeline.certify_plan`,
-:func:`~multirelease.pipeline.run_scenario` and :func:`~multirelease.report.build_report` for ``run``,
-``certify`` and ``publish``; :func:`multirelease.ledger_release.make_release`,
-:func:`~multirelease.ledger_release.verify_ledger` for the ledger.  A dict or a DataFrame is *materialized*
+:func:`~multirelease.pipeline.run_scenario` and :func:`~multirelease.reports.document.build_report` for ``run``,
+``certify`` and ``publish``; :func:`multirelease.ledger.operations.make_release`,
+:func:`~multirelease.ledger.operations.verify_ledger` for the ledger.  A dict or a DataFrame is *materialized*
 first, as the CLI would receive it: each DataFrame becomes a CSV file and the dict a YAML file, in a private
 temporary folder removed when the call returns; relative ``file:`` paths of the dict are resolved against
 ``base`` (default: the working directory), as a scenario file's are against its folder.  So the result of
@@ -97,7 +97,7 @@ class Result:
 
     def _repr_html_(self) -> str:
         """The HTML report page of this result (what ``--html`` writes), shown by Jupyter."""
-        from .html_report import render_html  # imported here: `import multirelease` stays cheap
+        from multirelease.reports.html_page import render_html  # imported here: `import multirelease` stays cheap
 
         return render_html(self.report)
 
@@ -203,7 +203,7 @@ def _path_or_document(mat: _Materializer, source: Any, stem: str) -> Path:
 
 def _from_run(command: str, run, *, files: Sequence = (), message: str = "", problems: Sequence = (),
               exit_code: int | None = None) -> Result:
-    from .report import build_report, dumps
+    from multirelease.reports.document import build_report, dumps
 
     frames = tuple(r.to_frame() for r in run.sequence.releases)
     return Result(command=command, verdict=run.verdict, exit_code=run.exit_code if exit_code is None else exit_code,
@@ -255,7 +255,7 @@ def certify(spec: str | Path | Mapping, releases: Sequence = (), *, require: Seq
                                  key=f"release {i}")
             files.append(item)
         if ledger is not None:
-            from .ledger_release import ledger_certify_plan
+            from multirelease.ledger.operations import ledger_certify_plan
 
             if require or attacks or targets:
                 raise InputError("a ledger certifies with the spec's attacks and requirements only", key="ledger")
@@ -291,7 +291,7 @@ def ledger_publish(spec: str | Path | Mapping, snapshot, *, ledger: str | Path, 
     """``multirelease release``: the ledger's next release from this month's ``snapshot`` (a CSV path or a
     DataFrame with the identifier column), certified before ``out`` is written; ``exit_code`` 0 on PASS,
     1 / 3 (nothing written) otherwise.  The ledger records the spec's contents, not its file."""
-    from .ledger_release import load_spec, make_release
+    from multirelease.ledger.operations import load_spec, make_release
 
     with _materialized(base) as mat:
         spec_path = _path_or_document(mat, spec, "spec")
@@ -310,7 +310,7 @@ def ledger_history(folder: str | Path):
     records, publisher, verdict, changes, files and their SHA-256), as a DataFrame."""
     import pandas as pd
 
-    from .ledger import Ledger, LedgerRelease
+    from multirelease.ledger.store import Ledger, LedgerRelease
 
     columns = [f for f in LedgerRelease.__dataclass_fields__ if f not in ("spec", "snapshot_mac")]
     with Ledger(folder, write=False) as led:
@@ -321,7 +321,7 @@ def ledger_history(folder: str | Path):
 def verify_ledger(folder: str | Path, *, progress=None) -> Result:
     """``multirelease ledger DIR --verify``: every recorded file checked against its SHA-256 and the files
     re-certified with the ledger's snapshots; ``problems`` lists changed or missing files (exit code 1)."""
-    from . import ledger_release
+    from multirelease.ledger import operations as ledger_release
 
     run_, problems = ledger_release.verify_ledger(folder, progress)
     if run_ is None:

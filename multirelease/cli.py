@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
-from .html_report import check_html_target
+from multirelease.reports.html_page import check_html_target
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Publish, attack and certify multi-release anonymized tables.")
@@ -30,8 +30,8 @@ from .expect import EXIT_CODES as EXIT
 @contextmanager
 def progress_bar() -> Iterator:
     """A progress callback ``(description, done, total)`` drawing a transient bar on a terminal's stderr, once
-    the work has lasted a second (:func:`multirelease.report.progress_display`); ``None`` when piped."""
-    from .report import progress_display
+    the work has lasted a second (:func:`multirelease.reports.document.progress_display`); ``None`` when piped."""
+    from multirelease.reports.document import progress_display
 
     with progress_display(err_console) as update:
         yield update
@@ -64,7 +64,7 @@ def _write_text_atomic(path: Path, text: str) -> None:
 
 
 def _emit_json(report: dict, target: str) -> None:
-    from .report import dumps
+    from multirelease.reports.document import dumps
 
     text = dumps(report)
     if target == "-":
@@ -92,7 +92,7 @@ def write_releases(sequence, out: Path, notation: str = "native") -> list[Path]:
     import io
     import shutil
 
-    from .release import release_csv, write_counterfeits_csv
+    from multirelease.model.release import release_csv, write_counterfeits_csv
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
@@ -119,7 +119,7 @@ _READ_FORMAT_HELP = "notation of the release files: 'native', 'arx', or 'auto' (
 
 
 def _write_format(value: str) -> str:
-    from .arx import notation_of
+    from multirelease.formats.arx import notation_of
 
     notation = notation_of(value)
     if notation is None:
@@ -156,7 +156,7 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, no
             html: Path | None = None, targets_file: Path | None = None) -> None:
     """Report one pass of the pipeline (terminal, JSON, HTML page, release files) and exit with its verdict's
     code."""
-    from .report import build_report, render_terminal
+    from multirelease.reports.document import build_report, render_terminal
 
     report = build_report(run)
     if not quiet and json_path != "-":
@@ -166,12 +166,12 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, no
     if json_path:
         _emit_json(report, json_path)
     if targets_file is not None:
-        from .targets_file import write_targets_file
+        from multirelease.reports.targets_file import write_targets_file
 
         write_targets_file(run.results, targets_file)
     if html is not None:
-        from .html_report import write_html
-        from .report import page_context
+        from multirelease.reports.html_page import write_html
+        from multirelease.reports.document import page_context
 
         write_html({**report, **page_context(run)}, html)
     raise typer.Exit(run.exit_code)
@@ -189,8 +189,8 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP)) -> None:
     """Run a scenario: publish or read its releases, attack them, judge its expectations."""
     from . import pipeline
-    from .scenario import TARGETS
-    from .targets_file import check_targets_file
+    from multirelease.formats.scenario import TARGETS
+    from multirelease.reports.targets_file import check_targets_file
 
     _check_targets(json_path, out)
     check_targets_file(targets_file)
@@ -228,15 +228,15 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
     when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
     from . import pipeline
-    from .arx import notation_of
-    from .targets_file import check_targets_file
+    from multirelease.formats.arx import notation_of
+    from multirelease.reports.targets_file import check_targets_file
 
     _check_targets(json_path)
     check_targets_file(targets_file)
     check_html_target(html)
     notation = notation_of(fmt)
     if ledger is not None:
-        from .ledger_release import ledger_certify_plan
+        from multirelease.ledger.operations import ledger_certify_plan
 
         if require or attack or targets:
             raise InputError("--ledger certifies with the spec's attacks and requirements only", key="--ledger")
@@ -281,8 +281,8 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
                 fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP)) -> None:
     """Make the next release of the ledger's sequence from SNAPSHOT, certify the whole sequence, and write FILE
     only on PASS (exit 0); FAIL (1) / UNKNOWN (3): nothing written, the ledger unchanged."""
-    from .ledger_release import make_release
-    from .report import build_report, render_terminal
+    from multirelease.ledger.operations import make_release
+    from multirelease.reports.document import build_report, render_terminal
 
     _check_targets(json_path, ledger=ledger, out_file=out)
     notation = _write_format(fmt)
@@ -321,9 +321,9 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
     """The ledger's history, one line per release; ``--verify`` checks every file's SHA-256 and re-certifies
     the files with the ledger's snapshots (exit 1 when a file changed or is missing); ``--html`` implies
     ``--verify``."""
-    from .arx import notation_of
-    from .ledger_release import history_lines, verify_ledger
-    from .report import build_report, render_terminal
+    from multirelease.formats.arx import notation_of
+    from multirelease.ledger.operations import history_lines, verify_ledger
+    from multirelease.reports.document import build_report, render_terminal
 
     notation = notation_of(fmt)
     check_html_target(html)
@@ -345,8 +345,8 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
         if json_path:
             _emit_json(report, json_path)
         if html is not None:
-            from .html_report import write_html
-            from .report import page_context
+            from multirelease.reports.html_page import write_html
+            from multirelease.reports.document import page_context
 
             write_html({**report, **page_context(run), "ledger_history": history, "ledger_problems": problems},
                        html)
@@ -363,7 +363,7 @@ def describe_cmd(name: Optional[str] = typer.Argument(None, help="a publisher, a
                                                       "targets, spec) or exit-codes"),
                  list_names: bool = typer.Option(False, "--list", help="list every name")) -> None:
     """Print the reference entry of NAME: the text of docs/reference/, generated from the code."""
-    from .reference import describe, names
+    from multirelease.reports.reference import describe, names
 
     if list_names or name is None:
         out_console.print("\n".join(names()), markup=False, highlight=False, soft_wrap=True)

@@ -6,14 +6,14 @@ files ``run --out`` wrote, with the scenario's own YAML, reaches the same figure
 
 1. **build the sequence** (:func:`build_sequence`): the data, the dynamics applied once per release (the one
    place that applies them), each release published by its publisher from its state or read as published,
-   the hidden truths kept apart from what the adversary sees (:class:`~multirelease.sequence.ReleaseSequence`
-   and its :meth:`~multirelease.sequence.ReleaseSequence.view`);
+   the hidden truths kept apart from what the adversary sees (:class:`~multirelease.model.sequence.ReleaseSequence`
+   and its :meth:`~multirelease.model.sequence.ReleaseSequence.view`);
 2. **attack** (:func:`run_attacks`): every attack of the plan on the adversary's view only;
 3. **judge** (:func:`judge`): every requirement on the interval its metric is proven to lie in - it holds when
    the whole interval satisfies it, fails when none of it does, else it is UNKNOWN; no requirement at all is
    verdict ``none`` ("nothing was checked"), never PASS.
 
-A plan is a :class:`~multirelease.scenario.Scenario` whose publishers, attacks and requirements are built
+A plan is a :class:`~multirelease.formats.scenario.Scenario` whose publishers, attacks and requirements are built
 (:func:`plan`); :func:`load_scenario` reads one from a scenario file (``run``, ``publish``) and
 :func:`certify_plan` from a spec and release files (``certify``).  Requirements are one list whatever their
 origin: the YAML's ``expect`` lines, ``--require`` lines, and - only when there are none - the requirements
@@ -30,8 +30,8 @@ import numpy as np
 
 from .errors import InputError
 from .expect import EXIT_CODES, Expectation, parse_expectation, verdict_of
-from .scenario import TARGETS, Scenario, load_yaml, parse_scenario
-from .sequence import ReleaseSequence
+from multirelease.formats.scenario import TARGETS, Scenario, load_yaml, parse_scenario
+from multirelease.model.sequence import ReleaseSequence
 
 __all__ = ["Judgement", "ScenarioRun", "load_scenario", "load_scenario_document", "load_yaml", "plan", "certify_plan", "build_sequence", "run_attacks",
            "judge", "run_scenario", "resolve_targets", "ledger_plan", "run_ledger_step"]
@@ -153,7 +153,7 @@ def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str |
     """A requirement names a release metric or a registered attack's metric.  An ``expect`` line of a YAML
     that lists its attacks must name one of them (``strict``); an attack any other requirement names that
     the plan does not run yet is added with its default parameters."""
-    from .report import RELEASE_METRICS
+    from multirelease.reports.document import RELEASE_METRICS
 
     n = len(scenario.steps)
     if e.subject == "release":
@@ -247,7 +247,7 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
     """
     from publishers import PUBLISHERS
 
-    from .scenario import ReleaseStep
+    from multirelease.formats.scenario import ReleaseStep
 
     source = str(path)
     pub = doc.get("publisher")
@@ -282,7 +282,7 @@ def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = Non
                     states: Mapping[str, dict] | None = None) -> ScenarioRun:
     """One ledger step with the gate extended by the new release (issue 14: the gate still certifies the
     whole sequence).  ``scenario`` is a :func:`ledger_plan` whose last step publishes the new release;
-    ``resume`` (:class:`multirelease.ledger_gate.GateResume`) gives what the ledger kept of releases
+    ``resume`` (:class:`multirelease.ledger.gate.GateResume`) gives what the ledger kept of releases
     ``1 .. n - 1``: ``metrics()`` (their release metrics), ``state(name, attack)`` (an attack's state, or
     ``None``) and ``earlier()`` (the releases as published, with their snapshots, read only when needed).
 
@@ -362,7 +362,7 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
                    states: Mapping[str, dict] | None = None) -> None:
     """Publish or read every release into ``run.sequence``: the one place where dynamics are applied.
     ``states`` (publisher name -> state) continues a sequence made earlier (a ledger's step)."""
-    from .report import compute_release_metrics
+    from multirelease.reports.document import compute_release_metrics
 
     seq = run.sequence
     table = scenario.data

@@ -21,15 +21,15 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.linking import LINKING_ROLES
+from multirelease.model.linking import LINKING_ROLES
 from multirelease.params import Options, validate_params
-from multirelease.release import Release, ReleaseTruth
-from multirelease.table import Table
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.table import Table
 
 __all__ = ["Publisher", "PublishResult", "PublisherBase", "LINKING_CHOICES"]
 
 #: what a publisher does with the linking columns (published columns that are neither quasi-identifier nor
-#: sensitive, :mod:`multirelease.linking`): ``omit`` leaves them out of the release, ``keep`` publishes them
+#: sensitive, :mod:`multirelease.model.linking`): ``omit`` leaves them out of the release, ``keep`` publishes them
 #: as they are (the publisher's own check and the certifying attacks then read them)
 LINKING_CHOICES = ("omit", "keep")
 
@@ -151,7 +151,7 @@ class PublisherBase:
 
     def check_kept_linking(self, sequence, adversary=None, transitions=None) -> None:
         """With ``linking: keep``: the publisher's declared guarantee (:meth:`guarantee_requirements`) over the
-        whole ``sequence`` so far (a :class:`multirelease.sequence.ReleaseSequence` whose last release is this
+        whole ``sequence`` so far (a :class:`multirelease.model.sequence.ReleaseSequence` whose last release is this
         publisher's), judged by the registry's attacks, which read the linking columns; raise a one-line
         :class:`InputError` (the publisher refuses its release) unless every requirement holds over its whole
         proven interval.  Nothing to check with ``omit``, or when no persistent linking column is published.
@@ -159,7 +159,7 @@ class PublisherBase:
         The principles' own checks are written for quasi-identifiers and sensitive values (their papers know no
         other column, Shmueli & Tassa section 5.2): this is what makes a kept column safe to publish."""
         from multirelease.expect import parse_expectation
-        from multirelease.sequence import Adversary
+        from multirelease.model.sequence import Adversary
 
         if self.config.get("linking", self.linking_default) != "keep" or len(sequence) < 2 \
                 or self.linking_covered:

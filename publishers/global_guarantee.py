@@ -87,10 +87,10 @@ import pandas as pd
 
 from multirelease.errors import InputError, SolverError
 from multirelease.params import Boolean, Interval, ListOf, Options, Text
-from multirelease.principles import Principle
-from multirelease.release import release_from_frame
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table
+from multirelease.model.principles import Principle
+from multirelease.model.release import release_from_frame
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table
 from solver.worlds.analysis import analyze
 from solver.worlds.problem import problem_from_arrays
 
@@ -261,7 +261,7 @@ class GlobalGuarantee(PublisherBase):
         self.__dict__["_given"] = frozenset(k for k in params if not k.startswith("_"))
 
     def bind_adversary(self, adversary) -> None:
-        """The scenario's adversary (:class:`multirelease.sequence.Adversary`, bound by the pipeline): its
+        """The scenario's adversary (:class:`multirelease.model.sequence.Adversary`, bound by the pipeline): its
         ``sensitive`` chooses the own check's adversary unless the ``sensitive`` parameter was given."""
         if "sensitive" not in self.__dict__["_given"]:
             self.config["sensitive"] = "free" if adversary.sensitive == "free" else "persistent"

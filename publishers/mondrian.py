@@ -24,10 +24,10 @@ import numpy as np
 
 from multirelease.errors import InputError
 from multirelease.params import Interval, Options
-from multirelease.principles import Principle
-from multirelease.release import Release, ReleaseTruth
-from multirelease.schema import Attribute
-from multirelease.table import Table
+from multirelease.model.principles import Principle
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.schema import Attribute
+from multirelease.model.table import Table
 
 from .base import PublisherBase, PublishResult
 
@@ -191,7 +191,7 @@ def release_from_partition(snapshot: Table, attributes: Sequence[str], partition
 
 
 def _composite(frame, names):
-    from multirelease.table import composite_sensitive
+    from multirelease.model.table import composite_sensitive
 
     return composite_sensitive(frame, names)
 

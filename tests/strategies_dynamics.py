@@ -1,7 +1,7 @@
 """Hypothesis strategies for sequences over time (re-exported by :mod:`strategies`): :func:`update_streams`
 (changes that apply in sequence), and for releases with internal updates (Li & Zhou): :func:`transition_models`
 (public update models), :func:`sug_layers` (one record's SUG as data), :func:`stream_params` (parameters of
-:func:`multirelease.dynamics.generate_stream`), :func:`stream_snapshots` (the snapshots of a generated stream).
+:func:`multirelease.model.dynamics.generate_stream`), :func:`stream_snapshots` (the snapshots of a generated stream).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from multirelease.table import Change, Table
+from multirelease.model.table import Change, Table
 
 from strategies_tables import _BOOL, _ints, _pick
 
@@ -62,11 +62,11 @@ def update_streams(draw, table: Table, n_releases: int = 3, *, max_insert: int =
 # ---------------------------------------------------------------------- internal updates (Li & Zhou)
 @st.composite
 def transition_models(draw, values: Sequence[str], *, stay: bool | None = None, kind: str | None = None):
-    """A public update model over ``values`` (:class:`multirelease.transitions.TransitionModel`): random
+    """A public update model over ``values`` (:class:`multirelease.model.transitions.TransitionModel`): random
     candidate update sets (each value may stay when ``stay``, drawn when ``None``), the free model, a window or
     blocks of a random diameter, or random probabilities over a random support.  ``kind`` fixes the family
     (``candidates``, ``free``, ``window``, ``blocks``, ``probabilities``)."""
-    from multirelease.transitions import TransitionModel
+    from multirelease.model.transitions import TransitionModel
 
     values = list(values)
     n = len(values)
@@ -107,7 +107,7 @@ def sug_layers(draw, model, *, max_layers: int = 4, max_candidates: int | None =
 
 @st.composite
 def stream_params(draw, n_rows: int, *, sensitive: bool = True) -> dict:
-    """Parameters of :func:`multirelease.dynamics.generate_stream` for a data set of ``n_rows`` rows: an initial
+    """Parameters of :func:`multirelease.model.dynamics.generate_stream` for a data set of ``n_rows`` rows: an initial
     sample, deletions, insertions from the pool and internal sensitive updates per release."""
     initial = draw(_ints(max(1, n_rows // 3), max(1, n_rows // 2)))
     return {"initial": initial, "delete": draw(_ints(0, max(0, initial // 4))),
@@ -116,12 +116,12 @@ def stream_params(draw, n_rows: int, *, sensitive: bool = True) -> dict:
 
 
 def stream_snapshots(data, table: Table, n_releases: int, params: dict, model) -> list[Table]:
-    """The ``n_releases`` snapshots of :func:`multirelease.dynamics.generate_stream` over ``table`` (a seed drawn
+    """The ``n_releases`` snapshots of :func:`multirelease.model.dynamics.generate_stream` over ``table`` (a seed drawn
     from ``data``, hypothesis's ``st.data()``): the first, then each change applied to the one before (a
     release without a change repeats it).  A stream the parameters cannot generate is rejected (``assume``)."""
     from hypothesis import assume
 
-    from multirelease.dynamics import generate_stream
+    from multirelease.model.dynamics import generate_stream
     from multirelease.errors import InputError
 
     try:

@@ -11,10 +11,10 @@ from typing import Any, Sequence
 import numpy as np
 from hypothesis import strategies as st
 
-from multirelease.hierarchy import Hierarchy
-from multirelease.release import Release, ReleaseTruth
-from multirelease.schema import Attribute, Schema
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.table import Table
 
 from strategies_tables import _BOOL, _ints, _pick
 
@@ -49,7 +49,7 @@ def _assemble(table: Table, attributes: Sequence[str], rows: np.ndarray, lo: np.
     """A release of ``table``'s rows ``rows`` (in that order) with the given generalized cells."""
     schema = table.schema
     sens = [n for n in attributes if schema[n].is_sensitive]
-    from multirelease.table import composite_sensitive
+    from multirelease.model.table import composite_sensitive
 
     sensitive = composite_sensitive(table.frame.iloc[rows], sens)
     others = [n for n in attributes if not schema[n].is_quasi and not schema[n].is_sensitive]

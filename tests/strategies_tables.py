@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from multirelease.hierarchy import Hierarchy
-from multirelease.schema import Attribute, Schema
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.table import Table
 
 __all__ = [
     "hierarchy_specs", "hierarchies", "numeric_hierarchies", "ordered_hierarchies", "any_hierarchies",
@@ -196,7 +196,7 @@ def schemas(draw, *, min_quasi: int = 1, max_quasi: int = 4, subsets: bool = Tru
     attribute ``disease`` has a flat hierarchy of ``min_sensitive..max_sensitive`` values.
     ``identifier=None`` draws whether there is an ``id`` column.  ``max_linking``: up to that many linking
     columns (``bt``, ``lab``; role ``non-identifier`` or ``insensitive``, 2-3 values each: Shmueli & Tassa's
-    blood type of Example 5.1, :mod:`multirelease.linking`).
+    blood type of Example 5.1, :mod:`multirelease.model.linking`).
     """
     models = tuple(models) if models is not None else ("hierarchy", "interval") + (("subsets",) if subsets else ())
     q = draw(_ints(min_quasi, max_quasi))

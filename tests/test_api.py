@@ -101,7 +101,7 @@ def test_to_frame_has_one_row_per_expectation_and_metric(example):
 
 
 def test_repr_html_is_the_html_report(example):
-    from multirelease.html_report import render_html
+    from multirelease.reports.html_page import render_html
 
     result = example[0]["results"]["m_invariance"]
     assert result._repr_html_() == render_html(result.report)

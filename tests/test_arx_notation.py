@@ -1,4 +1,4 @@
-"""ARX's output notation (issue 14, item 6; multirelease/arx.py): release files ARX writes certify exactly like the
+"""ARX's output notation (issue 14, item 6; multirelease/formats/arx.py): release files ARX writes certify exactly like the
 same release in the project's notation, ``--format arx`` writes them, and a label repeated on several levels of
 an ARX hierarchy file is read the way a recipient can read it.
 
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from multirelease.arx import format_cell, parse_cell
+from multirelease.formats.arx import format_cell, parse_cell
 from multirelease.cli import main
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
+from multirelease.model.hierarchy import Hierarchy
 from multirelease.pipeline import load_scenario
-from multirelease.release import read_release_csv, release_csv
+from multirelease.model.release import read_release_csv, release_csv
 
 from strategies import generalized_releases, leaf_set, schemas_and_tables
 
@@ -126,8 +126,8 @@ def test_labels_follow_the_hierarchy_file(hand):
 
 
 def load_scenario_schema(spec: Path):
-    from multirelease.ledger_release import load_yaml
-    from multirelease.schema import Schema
+    from multirelease.ledger.operations import load_yaml
+    from multirelease.model.schema import Schema
 
     doc, base = load_yaml(spec)
     return Schema.from_mapping(doc["schema"], base=base)
@@ -317,7 +317,7 @@ def test_interval_labels_of_the_file_win_over_their_reading(tmp_path):
     """A hierarchy file whose labels look like ARX intervals but group other values (shifted by one, as the
     Adult age file's '20-29' holds 21..30): the label is the file's node, and a run of values that the label's
     text would describe is written another way, so that it reads back as itself."""
-    from multirelease.schema import Attribute
+    from multirelease.model.schema import Attribute
 
     lines = [f"{v};[{(v - 1) // 10 * 10}, {(v - 1) // 10 * 10 + 10}[;*" for v in range(11, 41)]
     h = _hierarchy(tmp_path, "\n".join(lines) + "\n")
@@ -332,7 +332,7 @@ def test_interval_labels_of_the_file_win_over_their_reading(tmp_path):
 def test_native_interval_never_written_as_another_nodes_label(tmp_path):
     """The project's notation too: a file label '[20,29]' that holds 21..30 is that node; the run 20..29 is
     written '[20, 29]', which no label names."""
-    from multirelease.schema import Attribute
+    from multirelease.model.schema import Attribute
 
     lines = [f"{v};[{(v - 1) // 10 * 10},{(v - 1) // 10 * 10 + 9}];*" for v in range(11, 41)]
     h = _hierarchy(tmp_path, "\n".join(lines) + "\n")

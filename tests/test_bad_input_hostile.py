@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from multirelease.cli import main
-from multirelease.hierarchy import MAX_LEAVES
-from multirelease.yaml_safe import MAX_ALIAS_NODES, MAX_ALIASES, MAX_BYTES
+from multirelease.model.hierarchy import MAX_LEAVES
+from multirelease.formats.yaml_safe import MAX_ALIAS_NODES, MAX_ALIASES, MAX_BYTES
 
 DATA = Path(__file__).resolve().parent / "data"
 TINY_CSV = DATA / "tiny.csv"
@@ -157,7 +157,7 @@ def test_hostile_yaml(capsys, tmp_path, case):
 def test_alias_expansion_budget_is_exact(monkeypatch, copies, refused):
     """An anchored list of 9 scalars is 10 nodes: ``copies`` aliases of it add ``10 * copies`` nodes to the
     expanded document, refused only above the budget (here 100)."""
-    import multirelease.yaml_safe as ys
+    import multirelease.formats.yaml_safe as ys
     from multirelease.errors import InputError
 
     monkeypatch.setattr(ys, "MAX_ALIAS_NODES", 100)
@@ -197,7 +197,7 @@ def test_anchors_and_merge_keys_still_work(capsys, tmp_path):
     runs."""
     text = _tiny_text().replace("releases:\n  - {publisher: mondrian, k: 2, l: 2}",
                                 "releases:\n  - &m {publisher: mondrian, k: 3, l: 2}\n  - {<<: *m, k: 2}\n  - *m")
-    from multirelease.yaml_safe import load_text
+    from multirelease.formats.yaml_safe import load_text
 
     doc = load_text(text)
     assert doc == yaml.safe_load(text)
@@ -300,7 +300,7 @@ def test_numeric_hierarchy_of_10_to_the_11_leaves_is_refused_before_allocation()
     import time
 
     from multirelease.errors import InputError
-    from multirelease.hierarchy import Hierarchy
+    from multirelease.model.hierarchy import Hierarchy
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
@@ -350,7 +350,7 @@ def test_arx_hierarchy_with_an_empty_separator(capsys, tmp_path):
 
 
 def test_arx_hierarchy_with_more_leaves_than_the_limit(capsys, tmp_path, monkeypatch):
-    import multirelease.hierarchy as hierarchy
+    import multirelease.model.hierarchy as hierarchy
 
     monkeypatch.setattr(hierarchy, "MAX_LEAVES", 40)
     arx = put(tmp_path, "country_hierarchy.csv", "".join(f"{c};*\n" for c in COUNTRIES_41))
@@ -362,7 +362,7 @@ def test_arx_hierarchy_with_more_leaves_than_the_limit(capsys, tmp_path, monkeyp
 
 
 def test_nested_hierarchy_with_more_leaves_than_the_limit(capsys, tmp_path, monkeypatch):
-    import multirelease.hierarchy as hierarchy
+    import multirelease.model.hierarchy as hierarchy
 
     monkeypatch.setattr(hierarchy, "MAX_LEAVES", 40)
     doc = tiny_doc()
@@ -795,10 +795,10 @@ def test_check_updates_matches_a_row_by_row_brute_force(data):
     import pandas as pd
 
     from multirelease.errors import InputError
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.schema import Attribute, Schema
-    from multirelease.table import Table
-    from multirelease.transitions import check_updates
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.schema import Attribute, Schema
+    from multirelease.model.table import Table
+    from multirelease.model.transitions import check_updates
     from strategies import transition_models
 
     values = ["flu", "cold", "cancer", "hiv", "asthma"][: data.draw(st.integers(2, 5))]

@@ -36,10 +36,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
-from multirelease.release import Release, release_from_frame
-from multirelease.schema import Attribute, Schema
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.release import Release, release_from_frame
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.table import Table
 from publishers import PUBLISHERS
 from publishers.bcf.anonymizer import state_from_releases
 
@@ -236,7 +236,7 @@ def local_recodings(draw, table: Table) -> Release:
         if schema[name].is_subsets:
             masks[name] = np.array([((1 << (int(y) - int(x) + 1)) - 1) << int(x) for x, y in zip(lo[:, j], hi[:, j])],
                                    dtype=np.uint64)
-    from multirelease.table import composite_sensitive
+    from multirelease.model.table import composite_sensitive
 
     sens = [x for x in schema.published if schema[x].is_sensitive]
     return Release(schema=schema, attributes=schema.restrict(quasi + sens), lo=lo, hi=hi,
@@ -282,7 +282,7 @@ def _all_cut_releases(table: Table) -> list[Release]:
         per_attr.append(cuts(0))
     out = []
     sens = [x for x in schema.published if schema[x].is_sensitive]
-    from multirelease.table import composite_sensitive
+    from multirelease.model.table import composite_sensitive
 
     values = np.asarray(composite_sensitive(table.frame, sens), dtype=object)
     for combo in itertools.product(*per_attr):
@@ -313,7 +313,7 @@ def _tiny_tables(data, k: int, min_d1: int = 2) -> tuple[Table, Table]:
 
 def _exact(r1: Release, r2: Release) -> dict[str, float]:
     from attacks import ATTACKS
-    from multirelease.sequence import Adversary, ReleaseSequence
+    from multirelease.model.sequence import Adversary, ReleaseSequence
 
     seq = ReleaseSequence()
     seq.append(r1, None, None)

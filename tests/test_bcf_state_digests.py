@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from multirelease.errors import InputError
-from multirelease.ledger import Ledger
-from multirelease.ledger_release import load_spec, make_release, read_snapshot
+from multirelease.ledger.store import Ledger
+from multirelease.ledger.operations import load_spec, make_release, read_snapshot
 from publishers import PUBLISHERS
 from test_ledger import DISEASES, write_snapshots, write_spec
 
@@ -107,7 +107,7 @@ def test_keyed_digests_still_catch_a_changed_record(bcf_ledger):
     frame = table.frame.copy()
     grown = pd.concat([frame, frame.iloc[:4].rename(index=lambda i: f"{i}new")])
     bcf = PUBLISHERS["bcf"](k=2)
-    from multirelease.table import Table
+    from multirelease.model.table import Table
 
     bcf.publish(Table(schema, grown), state=state, rng=np.random.default_rng(0))  # unchanged records: accepted
     first = frame.index[0]

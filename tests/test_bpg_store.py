@@ -19,10 +19,10 @@ import pytest
 
 import publishers.bpg.postprocessor as bpg_module
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
-from multirelease.principles import Principle
-from multirelease.schema import Attribute, Schema
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.principles import Principle
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.table import Table
 from publishers.bpg.postprocessor import BPG
 from publishers.bpg.store import Stores, check_invariant, clear_cache, new_uids, read_state
 

@@ -93,9 +93,9 @@ def test_forked_workers_give_the_same_answers():
     cumulative Mondrian releases of 150 / 300 / 450 Adult records, k = 5)."""
     import solver.correspondence.generators as generators
     from attacks.correspondence.attack import Correspondence, _requests
-    from multirelease.schema import Schema
-    from multirelease.sequence import Adversary, SequenceView
-    from multirelease.table import read_table
+    from multirelease.model.schema import Schema
+    from multirelease.model.sequence import Adversary, SequenceView
+    from multirelease.model.table import read_table
     from publishers.mondrian import Mondrian
 
     adult = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"

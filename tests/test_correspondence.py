@@ -20,11 +20,11 @@ from attacks.correspondence.attack import Correspondence, is_cut
 from attacks.correspondence.closed import (B_class, C_pair, F_pair, b_crack, c_crack, compose_bc, compose_bf,
                                            f_crack, micro_f, sequence_crack)
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
-from multirelease.release import Release, release_from_frame
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.release import Release, release_from_frame
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, SequenceView
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, SequenceView
 from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -310,7 +310,7 @@ def test_population_targets():
     sc = load_scenario(SCENARIO)
     rels = [s.given for s in sc.steps]
     schema = rels[0].schema
-    from multirelease.table import Table
+    from multirelease.model.table import Table
 
     d1 = [("a1", "UK", "Lawyer"), ("a2", "UK", "Lawyer"), ("a3", "UK", "Lawyer"), ("a4", "France", "Lawyer"),
           ("a5", "France", "Lawyer")]

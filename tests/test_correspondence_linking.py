@@ -22,11 +22,11 @@ from hypothesis import assume, settings
 from hypothesis import strategies as st
 
 from attacks.correspondence.attack import Correspondence
-from multirelease.hierarchy import Hierarchy
-from multirelease.linking import LINKING_ROLES
-from multirelease.release import release_from_frame
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, SequenceView
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.linking import LINKING_ROLES
+from multirelease.model.release import release_from_frame
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, SequenceView
 from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas
 from test_correspondence import brute_force, brute_force_targets, check_brute_force_truth, check_witness
 from tally import tally

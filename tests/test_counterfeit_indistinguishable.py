@@ -69,13 +69,13 @@ import pytest
 import yaml
 from scipy import stats
 
-from multirelease.dynamics import generate_stream
+from multirelease.model.dynamics import generate_stream
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
-from multirelease.release import release_csv
-from multirelease.schema import Attribute, Schema
-from multirelease.table import Table
-from multirelease.transitions import TransitionModel
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.release import release_csv
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.table import Table
+from multirelease.model.transitions import TransitionModel
 from publishers import PUBLISHERS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Snapshots read with pyarrow (issue 16, item 3): the same tables, and the same refusals, as pandas' reader.
 
-:func:`multirelease.csv_read.arrow_csv_frame` either declines (``None``: pandas reads the file) or returns
+:func:`multirelease.formats.csv_read.arrow_csv_frame` either declines (``None``: pandas reads the file) or returns
 exactly the frame :func:`pandas_csv_frame` returns (pandas' ``read_csv(dtype=str, keep_default_na=False,
 skipinitialspace=True)`` with ``offset`` / ``limit``); scenarios load the same tables either way, and
 ``.parquet`` snapshots load as their CSV twins."""
@@ -14,8 +14,8 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from multirelease import csv_read
-from multirelease.csv_read import arrow_csv_frame, pandas_csv_frame
+from multirelease.formats import csv_read
+from multirelease.formats.csv_read import arrow_csv_frame, pandas_csv_frame
 from multirelease.errors import InputError
 from multirelease.pipeline import load_scenario
 
@@ -167,7 +167,7 @@ def test_parquet_snapshot_loads_as_its_csv(tmp_path):
 def test_release_files_read_alike_with_either_reader(tmp_path, monkeypatch, notation):
     """A published release (native: quoted intervals ``"[47,48]"``; ARX: ``;``) read back by pyarrow - taken on
     these files - and by pandas: the same release, written out again byte for byte."""
-    from multirelease.release import read_release_bytes, release_csv
+    from multirelease.model.release import read_release_bytes, release_csv
 
     path = _scenario(tmp_path, {"file": str(ADULT / "adult.csv"), "separator": ";", "limit": 400})
     from multirelease.pipeline import run_scenario

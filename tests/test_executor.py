@@ -14,7 +14,7 @@ import yaml
 
 from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.report import build_report, dumps
+from multirelease.reports.document import build_report, dumps
 import solver.correspondence.flows as flows
 import solver.update.worlds as update_worlds
 import solver.worlds.component as worlds_component
@@ -207,11 +207,11 @@ def _sampled_problem(broken: bool = False):
     records of the last chain are published at p17's age only (that block has no world)."""
     import numpy as np
 
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.release import Release
-    from multirelease.schema import Attribute, Schema
-    from multirelease.sequence import Adversary, ReleaseSequence
-    from multirelease.table import Table
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.release import Release
+    from multirelease.model.schema import Attribute, Schema
+    from multirelease.model.sequence import Adversary, ReleaseSequence
+    from multirelease.model.table import Table
     from solver.worlds.problem import build_problem
 
     schema = Schema((Attribute("age", "quasi", Hierarchy.numeric("age", 0, 23)),

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from attacks.base import AttackResult
 from attacks.possible_worlds import PossibleWorlds
-from multirelease.hierarchy import Hierarchy
-from multirelease.schema import Attribute, Schema
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.table import Table
 from publishers.global_guarantee import GlobalGuarantee, Refusal
 from publishers.mondrian import release_from_partition
 

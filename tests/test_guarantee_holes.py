@@ -25,11 +25,11 @@ import pytest
 import yaml
 
 from attacks import ATTACKS
-from multirelease.schema import Schema
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table
+from multirelease.model.schema import Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table
 from multirelease.errors import InputError
-from multirelease.transitions import load_transitions
+from multirelease.model.transitions import load_transitions
 from publishers.global_guarantee import GlobalGuarantee
 from publishers.m_invariance.invariance import MInvariance
 

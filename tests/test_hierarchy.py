@@ -1,4 +1,4 @@
-"""Property tests of hierarchies and the leaf-code encoding (multirelease/hierarchy.py)."""
+"""Property tests of hierarchies and the leaf-code encoding (multirelease/model/hierarchy.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from multirelease.errors import InputError
-from multirelease.hierarchy import ROOT_LABEL, Hierarchy
-from multirelease.schema import Schema
+from multirelease.model.hierarchy import ROOT_LABEL, Hierarchy
+from multirelease.model.schema import Schema
 
 from strategies import any_hierarchies, flatten_leaves, hierarchies, hierarchy_specs, numeric_hierarchies, \
     ordered_hierarchies

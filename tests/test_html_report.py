@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from multirelease.cli import main
-from multirelease.html_report import MAX_TARGET_ROWS, VERDICT_TITLES, render_html
+from multirelease.reports.html_page import MAX_TARGET_ROWS, VERDICT_TITLES, render_html
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

@@ -22,11 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attacks.intersection.attack import Intersection, tracked_candidate_sets
-from multirelease.hierarchy import Hierarchy
-from multirelease.principles import Principle
-from multirelease.release import Release, release_from_frame
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, ReleaseSequence
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.principles import Principle
+from multirelease.model.release import Release, release_from_frame
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
 
 VALUES = "abcd"
 _SCHEMA = Schema((Attribute("q", "quasi", Hierarchy.numeric("q", 0, 3)),

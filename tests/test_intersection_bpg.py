@@ -28,13 +28,13 @@ from attacks import ATTACKS
 from attacks.intersection.attack import Intersection
 from multirelease.cli import main
 from multirelease.errors import InputError
-from multirelease.principles import Principle
-from multirelease.release import Release, release_from_frame, write_release_csv
+from multirelease.model.principles import Principle
+from multirelease.model.release import Release, release_from_frame, write_release_csv
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.hierarchy import Hierarchy
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table
 from publishers import PUBLISHERS
 from publishers.bpg.postprocessor import BPG, VARIANTS, check_invariant, clear_cache, read_state
 from publishers.mondrian import NaiveRepublication
@@ -293,7 +293,7 @@ def test_bpg_next_release_in_another_process(tmp_path, adult_dir):
 import json, numpy as np, pandas as pd, sys
 sys.path.insert(0, {str(ROOT / 'tests')!r})
 from multirelease.pipeline import load_scenario
-from multirelease.table import Table
+from multirelease.model.table import Table
 from publishers.bpg.postprocessor import BPG
 sc = load_scenario({str(SCENARIOS / 'adult_mondrian.yaml')!r})
 frame = pd.read_csv({str(tmp_path / 'snap2.csv')!r}, dtype=str, keep_default_na=False, index_col=0)
@@ -359,7 +359,7 @@ def test_bpg_counterfeits_complete_small_first_time_groups(tmp_path):
 
 # ---------------------------------------------------------------------- BPG vs naive Mondrian on Adult
 def _adult_stream(adult_dir, n: int, r: int, releases: int, seed: int = 1):
-    from multirelease.dynamics import generate_stream
+    from multirelease.model.dynamics import generate_stream
 
     sc = load_scenario(SCENARIOS / "adult_mondrian.yaml")
     pool = Table(sc.schema, sc.data.frame.iloc[: n + r * (releases - 1)])

@@ -28,12 +28,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from attacks.intersection.attack import Intersection
-from multirelease.hierarchy import Hierarchy
-from multirelease.linking import Linking
-from multirelease.principles import Principle
-from multirelease.release import release_from_frame
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, ReleaseSequence
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.linking import Linking
+from multirelease.model.principles import Principle
+from multirelease.model.release import release_from_frame
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
 from test_intersection_all_releases import _valid, principles, uid_streams
 from tally import tally
 

@@ -34,11 +34,11 @@ from attacks.base import REASONS, AttackResult
 from attacks.correspondence.attack import Correspondence
 from attacks.possible_worlds import PossibleWorlds
 from attacks.update_graph.attack import UpdateGraph
-from multirelease.dynamics import generate_stream
+from multirelease.model.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.expect import OPS, Expectation
-from multirelease.sequence import Adversary, ReleaseSequence, SequenceView
-from multirelease.table import Table
+from multirelease.model.sequence import Adversary, ReleaseSequence, SequenceView
+from multirelease.model.table import Table
 from strategies import (cut_releases, local_recodings, mondrian_regions, raw_tables, schemas,
                         schemas_and_tables, stream_params, transition_models)
 
@@ -247,8 +247,8 @@ def test_adult_four_releases_stopped_by_the_budget():
     releases (k = 10) of 300, 600, 900 and 1,200 Adult records, Sen1 (native-country sensitive).  The
     engine stopped by a budget of a nanosecond reports ``cracked`` as an interval that holds the exact
     figure, with its reason, and ``cracked <= <its lower end>`` is not judged to hold."""
-    from multirelease.schema import Schema
-    from multirelease.table import read_table
+    from multirelease.model.schema import Schema
+    from multirelease.model.table import read_table
     from publishers.mondrian import Mondrian
 
     names = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
@@ -344,9 +344,9 @@ def test_linkability_stopped_by_its_time_limit_is_an_interval():
     and p4, release 2's two ``[1,2]`` HIV records p1 and p2 - together, one flu individual for two flu
     records.  Exact: p0 is HIV, disclosed 1.  With CP-SAT stopped, p0 keeps both values, so ``disclosed`` is
     the interval [0, 1] (no world proven by CP-SAT; the sampler's worlds prove the upper end), never 0."""
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.release import Release
-    from multirelease.schema import Attribute, Schema
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.release import Release
+    from multirelease.model.schema import Attribute, Schema
 
     schema = Schema((Attribute("id", "identifier"), Attribute("zip", "quasi", Hierarchy.numeric("zip", 0, 2)),
                      Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu", "HIV"]))))

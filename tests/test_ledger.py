@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from multirelease.cli import main
-from multirelease.ledger import DB_NAME, Ledger
-from multirelease.transitions import load_transitions
+from multirelease.ledger.store import DB_NAME, Ledger
+from multirelease.model.transitions import load_transitions
 
 DISEASES = ["flu", "cold", "cancer", "hiv", "asthma", "gastritis"]
 COUNTRIES = ["UK", "France", "Spain", "US", "Canada", "Mexico"]
@@ -340,8 +340,8 @@ def test_bcf_growth_check_from_the_ledger_snapshot(tmp_path, capsys):
 def test_snapshot_bytes_round_trip(tmp_path):
     """The ledger's copy of a snapshot reads back as the table that was validated (same ids, values, order of
     columns), and a snapshot is recognised by its keyed digest only under the same secret."""
-    from multirelease.ledger import keyed_digest, table_bytes, table_from_bytes
-    from multirelease.ledger_release import load_spec, read_snapshot
+    from multirelease.ledger.store import keyed_digest, table_bytes, table_from_bytes
+    from multirelease.ledger.operations import load_spec, read_snapshot
 
     spec = write_spec(tmp_path)
     snap = write_snapshots(tmp_path, months=1)[0]

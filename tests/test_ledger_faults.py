@@ -1,5 +1,5 @@
 """kill -9 loses nothing (issue 14): ``release`` is killed with SIGKILL at 20 moments spread over its run - the
-ten named points of :mod:`multirelease.ledger_release` (``MULTIRELEASE_FAULT_POINT``, before and after the lock,
+ten named points of :mod:`multirelease.ledger.operations` (``MULTIRELEASE_FAULT_POINT``, before and after the lock,
 the gate, the temporary file, the transaction, the rename) and ten instants spread evenly over the measured
 length of an uninterrupted call - then re-run; the ledger and the release folder must equal an uninterrupted
 run's.  Each trial starts from a copy of one ledger holding release 1, so the ledger's secret (which seeds the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from multirelease.ledger import DB_NAME, Ledger
+from multirelease.ledger.store import DB_NAME, Ledger
 from test_ledger import write_snapshots, write_spec
 
 POINTS = ("start", "locked", "read", "planned", "gated", "written", "recorded", "committed", "renamed", "done")

@@ -1,4 +1,4 @@
-"""The ledger's gate extended one release at a time (multirelease/ledger_gate.py, attacks/incremental.py) gives
+"""The ledger's gate extended one release at a time (multirelease/ledger/gate.py, attacks/incremental.py) gives
 the verdict, figures, witnesses and release metrics of a from-scratch ``certify`` of the same files, month by
 month, without reading an earlier release again; a published file that changed stops the next release."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from multirelease import pipeline
 from multirelease.errors import InputError
-from multirelease.ledger import DB_NAME, Ledger
-from multirelease.ledger_release import ledger_certify_plan, make_release
+from multirelease.ledger.store import DB_NAME, Ledger
+from multirelease.ledger.operations import ledger_certify_plan, make_release
 from test_ledger import M_INVARIANCE, folder_bytes, release, write_snapshots, write_spec
 
 BPG = dict(publisher="bpg, k: 3, l: 2", sensitive=", record_tracking: true, sensitive: transitions",
@@ -143,7 +143,7 @@ def test_forward_sweep_goes_on_from_kept_layers(data, targets, releases):
     import numpy as np
 
     from attacks.update_graph.attack import forward_pass
-    from multirelease.transitions import TransitionModel
+    from multirelease.model.transitions import TransitionModel
 
     values = ["a", "b", "c", "d", "e", "f"]
     model = TransitionModel.from_candidates(values, {v: values[max(0, i - 1):i + 2] for i, v in enumerate(values)})

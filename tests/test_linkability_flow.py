@@ -24,7 +24,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from multirelease.sequence import Adversary, ReleaseSequence
+from multirelease.model.sequence import Adversary, ReleaseSequence
 from solver.worlds.analysis import analyze
 from solver.worlds.linkability import _block_values, decide_coupled
 from solver.worlds.problem import build_problem

@@ -15,10 +15,10 @@ from numpy.testing import assert_allclose
 from attacks import ATTACKS, AttackResult
 from attacks.linking import Linking
 from multirelease.errors import InputError
-from multirelease.release import release_from_frame
-from multirelease.schema import Schema
-from multirelease.sequence import SequenceView
-from multirelease.table import Table, read_table
+from multirelease.model.release import release_from_frame
+from multirelease.model.schema import Schema
+from multirelease.model.sequence import SequenceView
+from multirelease.model.table import Table, read_table
 from publishers.mondrian import Mondrian
 
 ADULT = Path(__file__).parent.parent.parent / "shared/data/adult"

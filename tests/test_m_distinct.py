@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attacks.update_graph.attack import UpdateGraph, link_versions, node_weights, sug_dp
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.transitions import TransitionModel
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.transitions import TransitionModel
 from publishers.m_invariance.distinct import edge_colouring
 from test_update_graph import _sequence
 

@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 
 from attacks import ATTACKS
 from multirelease.errors import InputError
-from multirelease.release import release_from_frame
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.transitions import TransitionModel
+from multirelease.model.release import release_from_frame
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.transitions import TransitionModel
 from publishers import PUBLISHERS
 from strategies import raw_tables, schemas, transition_models
 from strategies_dynamics import stream_snapshots
@@ -112,8 +112,8 @@ def test_the_checker_finds_m_invariances_hole(tmp_path):
     value there; bound, it refuses that release."""
     import pandas as pd
 
-    from multirelease.table import Table
-    from multirelease.transitions import load_transitions
+    from multirelease.model.table import Table
+    from multirelease.model.transitions import load_transitions
     from test_guarantee_holes import WINDOW, _schema, out_of_model_months
 
     model = load_transitions(WINDOW)

@@ -39,7 +39,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from multirelease.dynamics import generate_stream
+from multirelease.model.dynamics import generate_stream
 from multirelease.errors import InputError
 from publishers import PUBLISHERS
 from strategies import raw_tables, schemas, transition_models
@@ -227,9 +227,9 @@ def test_brute_force_catches_a_uid_isolation():
 
 
 def _clinic():
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.schema import Attribute, Schema
-    from multirelease.table import Table
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.schema import Attribute, Schema
+    from multirelease.model.table import Table
 
     schema = Schema((Attribute("id", "identifier"), Attribute("age", "quasi", Hierarchy.numeric("age", 20, 29)),
                      Attribute("d", "sensitive", Hierarchy.from_nested("d", ["flu", "hiv", "ulcer", "cold"]))))
@@ -244,7 +244,7 @@ def test_a_release_that_fails_its_own_check_is_refused(publisher):
     than the state's signatures / USS imply, the new release breaks signature invariance (m-invariance) or
     Definition 14 (m-Distinct) for p0's group, and the publisher refuses with one line naming the requirement and
     the record."""
-    from multirelease.transitions import TransitionModel
+    from multirelease.model.transitions import TransitionModel
 
     table = _clinic()
     pub = PUBLISHERS[publisher](m=2)
@@ -280,7 +280,7 @@ def _published_folder(tmp: Path, seed: int) -> tuple[list[pd.DataFrame], list[di
     the published folder (``release_<i>.csv``, ``counterfeits_<i>.csv`` as ``run --out`` writes them, read back
     as text) and the truth behind each file (person per row, ``None`` for a counterfeit)."""
     from multirelease.pipeline import load_scenario_document, run_scenario
-    from multirelease.release import write_counterfeits_csv, write_release_csv
+    from multirelease.model.release import write_counterfeits_csv, write_release_csv
 
     path = ROOT / "scenarios" / "li_zhou_toy_m_distinct.yaml"
     doc = yaml.safe_load(path.read_text())

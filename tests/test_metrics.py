@@ -11,11 +11,11 @@ import pytest
 from numpy.testing import assert_allclose
 
 from multirelease.errors import InputError
-from multirelease.metrics import (average_information_loss, discernibility, discernibility_normalized,
+from multirelease.model.metrics import (average_information_loss, discernibility, discernibility_normalized,
                                   entropy_metric, fem, leaf_frequencies, loss_metric, release_metrics, vem)
-from multirelease.release import Release, release_from_frame
-from multirelease.schema import Schema
-from multirelease.table import Table
+from multirelease.model.release import Release, release_from_frame
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table
 from publishers.mondrian import Mondrian
 
 # age: 10 leaves 20..29 (intervals); country: 5 leaves UK, France, Germany | US, Canada (taxonomy);

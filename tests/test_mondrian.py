@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from multirelease.errors import InputError
-from multirelease.schema import Schema
-from multirelease.table import Table, read_table
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table, read_table
 from publishers.mondrian import Mondrian
 
 from strategies import raw_tables, schemas, schemas_and_tables

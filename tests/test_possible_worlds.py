@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from attacks.possible_worlds import PossibleWorlds
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
+from multirelease.model.hierarchy import Hierarchy
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table
 from publishers.global_guarantee import GlobalGuarantee
 from publishers.mondrian import NaiveRepublication, release_from_partition
 from solver.worlds.counting import breach_closed_form, brute_force, multinomial
@@ -229,7 +229,7 @@ def test_sampling_beyond_the_budget_is_labelled_an_estimate():
                          index=pd.Index([f"p{i}" for i in range(8)], name="id"), dtype=object)
     t = Table(schema, frame)
     # overlapping regions: each record covers an age window of three around its own
-    from multirelease.release import Release
+    from multirelease.model.release import Release
 
     lo = np.array([[max(0, i - 1)] for i in range(8)], dtype=np.int32)
     hi = np.array([[min(7, i + 1)] for i in range(8)], dtype=np.int32)

@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from attacks.possible_worlds import PossibleWorlds, _SensitiveView
 from multirelease.errors import InputError
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table
 from strategies import generalized_releases, leaf_set, schemas_and_tables
 from tally import tally
 

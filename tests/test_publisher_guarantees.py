@@ -50,9 +50,9 @@ from hypothesis import strategies as st
 from attacks import ATTACKS
 from bruteforce import intersection_failures, linking_failures, min_linkability, sequence_worlds, tuple_pins
 from multirelease.errors import InputError
-from multirelease.release import release_from_frame
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table
+from multirelease.model.release import release_from_frame
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table
 from publishers import PUBLISHERS
 from strategies import raw_tables, schemas, transition_models
 from strategies_dynamics import stream_snapshots

@@ -10,10 +10,10 @@ import pytest
 
 from attacks import ATTACKS
 from attacks.base import AttackBase
-from multirelease import reference, reference_pages
+from multirelease.reports import reference, reference_pages
 from multirelease.cli import main
 from multirelease.params import Interval
-from multirelease.report import RELEASE_METRICS
+from multirelease.reports.document import RELEASE_METRICS
 from publishers import PUBLISHERS
 from publishers.base import PublisherBase
 
@@ -28,7 +28,7 @@ def test_nothing_is_missing_from_the_reference():
 def test_committed_pages_are_what_the_code_generates():
     stale = reference_pages.stale_pages(DOCS)
     assert not stale, (f"docs/reference/{', '.join(stale)} differ from the code: run "
-                       "`python -m multirelease.reference_pages docs/` and commit the pages")
+                       "`python -m multirelease.reports.reference_pages docs/` and commit the pages")
 
 
 def test_every_registered_name_has_its_entry_in_the_pages():
@@ -99,15 +99,15 @@ def test_a_registered_name_without_entry_is_found(fake_entries):
 
 
 def test_a_parser_key_without_words_is_found(monkeypatch):
-    import multirelease.scenario as scenario
-    import multirelease.sequence as sequence
+    import multirelease.formats.scenario as scenario
+    import multirelease.model.sequence as sequence
 
     monkeypatch.setattr(scenario, "TOP_KEYS", scenario.TOP_KEYS + ("horizon",))
     monkeypatch.setattr(sequence, "ADVERSARY_KEYS", {k: v for k, v in sequence.ADVERSARY_KEYS.items()
                                                      if k != "presence"})
     missing = reference.missing_entries()
-    assert "scenario key 'horizon' has no words in multirelease/reference_keys.py" in missing
-    assert "adversary key 'presence' of multirelease/reference_keys.py is not in the code" in missing
+    assert "scenario key 'horizon' has no words in multirelease/reports/reference_keys.py" in missing
+    assert "adversary key 'presence' of multirelease/reports/reference_keys.py is not in the code" in missing
 
 
 def test_parameter_table_reads_the_code(monkeypatch):
@@ -180,7 +180,8 @@ def test_release_item_keys_are_the_parsers():
     it from the source so that a key added there needs its words in the reference."""
     import inspect
 
-    from multirelease import reference_keys, scenario
+    import multirelease.reports.reference_keys as reference_keys
+    import multirelease.formats.scenario as scenario
 
     source = inspect.getsource(scenario._load_step)
     allowed = set(re.findall(r'"(\w+)"', re.search(r"allowed = \{([^}]*)\}", source).group(1)))

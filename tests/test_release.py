@@ -1,4 +1,4 @@
-"""Property tests of releases (multirelease/release.py): CSV round trip, containment, comparability,
+"""Property tests of releases (multirelease/model/release.py): CSV round trip, containment, comparability,
 closure and equivalence classes, each against a brute force on the published labels."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 from multirelease.errors import InputError
-from multirelease.release import Release, read_release_csv, write_release_csv
+from multirelease.model.release import Release, read_release_csv, write_release_csv
 
 from strategies import cut_releases, generalized_releases, leaf_set, local_recodings, mondrian_regions, \
     schemas_and_tables

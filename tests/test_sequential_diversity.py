@@ -31,10 +31,10 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from multirelease.errors import InputError
-from multirelease.metrics import loss_metric
-from multirelease.release import Release
-from multirelease.schema import Schema
-from multirelease.table import Table, composite_sensitive
+from multirelease.model.metrics import loss_metric
+from multirelease.model.release import Release
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table, composite_sensitive
 from publishers import PUBLISHERS
 from publishers.sequential.diversity import (
     NonSequentialDiversity, SequentialDiversity, _Geometry, _Regions, algorithm1, algorithm2, cyclic_value_order,
@@ -359,7 +359,7 @@ def test_exact_engine_agrees(l, data):
     publisher: every individual linkable to at least l values, and its max_linkage equal to the brute-force
     plain fraction."""
     from attacks.possible_worlds import PossibleWorlds as Attack
-    from multirelease.sequence import Adversary, ReleaseSequence
+    from multirelease.model.sequence import Adversary, ReleaseSequence
 
     table = data.draw(diverse_tables(l, min_size=4, max_size=7))
     subsets = data.draw(vertical_subsets(table.schema, 2))

@@ -1,4 +1,4 @@
-"""Property tests of raw tables and their dynamics (multirelease/table.py)."""
+"""Property tests of raw tables and their dynamics (multirelease/model/table.py)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from multirelease.errors import InputError
-from multirelease.table import Change, Table
+from multirelease.model.table import Change, Table
 
 from strategies import raw_tables, schemas, schemas_and_tables, update_streams
 
@@ -94,8 +94,8 @@ def test_from_frame_validates(schema, data):
 
 
 def test_numbers_are_compared_as_text():
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.schema import Attribute, Schema
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.schema import Attribute, Schema
 
     schema = Schema((Attribute("age", "quasi", Hierarchy.numeric("age", 30, 40), "interval"),
                      Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu", "HIV"]))))

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from multirelease.errors import InputError
-from multirelease.hierarchy import Hierarchy
-from multirelease.release import Release
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, SequenceView
-from multirelease.table import Table
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.release import Release
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, SequenceView
+from multirelease.model.table import Table
 from publishers import PUBLISHERS
 from publishers.bcf.anonymizer import closed_form, closed_form_pairs, is_cut_release
 from publishers.bcf.tds import CutSpace
@@ -134,7 +134,7 @@ def _cut_release_of(table: Table, cuts: list[dict[int, tuple[int, int]]]) -> Rel
         if schema[name].is_subsets:
             masks[name] = np.array([((1 << (int(b) - int(a) + 1)) - 1) << int(a) for a, b in zip(lo[:, j], hi[:, j])],
                                    dtype=np.uint64)
-    from multirelease.table import composite_sensitive
+    from multirelease.model.table import composite_sensitive
 
     return Release(schema=schema, attributes=schema.published, lo=lo, hi=hi, masks=masks,
                    sensitive=composite_sensitive(table.frame, schema.sensitive))
@@ -195,7 +195,7 @@ def test_fa_ca_ba_never_increase_under_specialization(data):
 
 
 def _pairs_keep_children(r1: Release, r2a: Release, r2b: Release) -> bool:
-    from multirelease.release import comparable, generalizes
+    from multirelease.model.release import comparable, generalizes
 
     lo1, hi1 = r1.class_regions
     loa, hia = r2a.class_regions
@@ -207,7 +207,7 @@ def _pairs_keep_children(r1: Release, r2a: Release, r2b: Release) -> bool:
 
 
 def _release(schema: Schema, rows: list[dict]) -> Release:
-    from multirelease.release import release_from_frame
+    from multirelease.model.release import release_from_frame
 
     return release_from_frame(schema, pd.DataFrame(rows, dtype=object))
 
@@ -393,7 +393,7 @@ def test_read_table_offset_and_limit(tmp_path):
     """``data: {file, offset, limit}`` reads a slice of a file (the D1 / D2 splits of the Adult experiment)."""
     from pathlib import Path
 
-    from multirelease.table import read_table
+    from multirelease.model.table import read_table
 
     schema = Schema((Attribute("c", "quasi", Hierarchy.from_nested("c", ["a", "b"])),
                      Attribute("d", "sensitive", Hierarchy.from_nested("d", ["x", "y"]))))

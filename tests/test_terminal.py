@@ -20,7 +20,7 @@ from rich.console import Console
 
 from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.report import _fmt, progress_display, render_terminal
+from multirelease.reports.document import _fmt, progress_display, render_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "scenarios" / "li_zhou_toy_m_distinct.yaml"

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from attacks.update_graph.attack import UpdateGraph, enumerate_paths, link_versions, node_weights, sug_dp
-from multirelease.dynamics import generate_stream
+from multirelease.model.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.transitions import TransitionModel, load_transitions
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.transitions import TransitionModel, load_transitions
 from strategies import raw_tables, schemas, stream_params, sug_layers, transition_models
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -204,9 +204,9 @@ def test_joint_finds_more_than_the_sug():
     A moves to {cancer, HIV} with C, who was HIV among {HIV, HIV}.  Alone, A keeps two candidates in each
     release (flu -> cancer and HIV -> HIV are both feasible paths); jointly, B holds the group's HIV in
     release 1 and C holds the HIV in release 2, so A is flu, then cancer."""
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.release import Release
-    from multirelease.schema import Attribute, Schema
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.release import Release
+    from multirelease.model.schema import Attribute, Schema
 
     model = TransitionModel.from_candidates(("flu", "HIV", "cancer"),
                                             {"flu": ["flu", "cancer"], "HIV": ["HIV"], "cancer": ["cancer"]})
@@ -241,7 +241,7 @@ def test_population_linkage_locates_everyone_by_definition_6(data):
     class one of whose rows contains the person's QI point; the node weights (Definition 10) are the average,
     over those classes, of each value's share of the class's rows (``uniform``: 1 / distinct values).  The
     factored links (locations shared by people at one point) must give the same pairs, weights and witnesses."""
-    from multirelease.release import contains
+    from multirelease.model.release import contains
 
     publisher = data.draw(st.sampled_from(["naive", "m_distinct", "m_invariance"]))
     seq, model, _ = _sequence(data, publisher)
@@ -286,8 +286,8 @@ def test_population_linkage_locates_everyone_by_definition_6(data):
     ({"diameter": 2, "shape": "ring"}, "shape must be window or blocks"),
 ])
 def test_bad_transitions(spec, message):
-    from multirelease.hierarchy import Hierarchy
-    from multirelease.schema import Attribute, Schema
+    from multirelease.model.hierarchy import Hierarchy
+    from multirelease.model.schema import Attribute, Schema
 
     schema = Schema((Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu", "HIV"])),))
     with pytest.raises(InputError) as err:

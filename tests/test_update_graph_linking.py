@@ -30,13 +30,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attacks.update_graph.attack import UpdateGraph
-from multirelease.hierarchy import Hierarchy
-from multirelease.linking import SEPARATOR
+from multirelease.model.hierarchy import Hierarchy
+from multirelease.model.linking import SEPARATOR
 from multirelease.pipeline import load_scenario, run_scenario
-from multirelease.release import Release
-from multirelease.schema import Attribute, Schema
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.transitions import TransitionModel
+from multirelease.model.release import Release
+from multirelease.model.schema import Attribute, Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.transitions import TransitionModel
 from strategies import transition_models
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios" / "shmueli_tassa_example_5_1.yaml"

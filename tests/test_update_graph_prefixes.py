@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from attacks.update_graph.attack import UpdateGraph, backward_risks, forward_pass, link_versions, node_weights
 from multirelease.errors import InputError
-from multirelease.sequence import Adversary
+from multirelease.model.sequence import Adversary
 from test_update_graph import _sequence
 
 

@@ -51,7 +51,7 @@ Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of targets: rows weighted b
 given) and the per-target names above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
 realizing its crack sizes (buddy pairs per group with counts and instantiation points).
 
-Linking columns (:mod:`multirelease.linking`; Shmueli & Tassa 004, section 5.2).  A published column of role
+Linking columns (:mod:`multirelease.model.linking`; Shmueli & Tassa 004, section 5.2).  A published column of role
 ``non-identifier`` or ``insensitive`` not declared changing is persistent: a record reappears in every later
 release with the same value of it (section 3.1: the correspondence keeps a record's values), so a generator's
 buddies agree on the *linked value* (sensitive value and linking tuple), not on the sensitive value alone.
@@ -80,8 +80,8 @@ import numpy as np
 
 from multirelease.errors import InputError
 from multirelease.params import Anything, Boolean, Interval, Options
-from multirelease.release import Release
-from multirelease.sequence import SequenceView
+from multirelease.model.release import Release
+from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackBase, AttackResult, Progress
 from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets,

@@ -24,7 +24,7 @@ B then C).  :func:`sequence_crack` combines them for a target with timestamp ``T
 ``R_j``.  :func:`closed_form_summary` evaluates FA, CA, BA of a sequence of cut-generalized releases.
 
 The "sensitive value" of a group may be composite: with persistent linking columns
-(:mod:`multirelease.linking`) the attack passes *linked values* (sensitive value and linking tuple), on which
+(:mod:`multirelease.model.linking`) the attack passes *linked values* (sensitive value and linking tuple), on which
 buddies must agree (section 3.1: a record reappears with its values).  The theorems only count the records of
 one value in comparable classes, so they hold unchanged on any value domain: no fallback to the exact engine
 is needed.
@@ -219,7 +219,7 @@ def closed_form_two(r1, r2, linking=None) -> dict:
     """The paper's detection (section 4) on two releases, vectorized over comparable class pairs: FA, CA, BA
     from Theorems 4.2 - 4.4 and Definitions 3.2, 3.4, 3.6.  Exact only when both releases are cuts
     (:func:`attacks.correspondence.attack.is_cut`); elsewhere it is what the paper's formulas would claim.
-    ``linking``: the sequence's :class:`~multirelease.linking.Linking` (groups per linked value) or None."""
+    ``linking``: the sequence's :class:`~multirelease.model.linking.Linking` (groups per linked value) or None."""
     from solver.correspondence.regions import aggregate, regions_comparable, sensitive_codes
 
     codes, values = sensitive_codes([r1, r2], [linking.values(r) for r in (r1, r2)] if linking else None)

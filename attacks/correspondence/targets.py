@@ -15,8 +15,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.release import Release
-from multirelease.sequence import SequenceView
+from multirelease.model.release import Release
+from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackResult
 
@@ -27,7 +27,7 @@ __all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_
 @dataclass(frozen=True)
 class CorrespondenceResult(AttackResult):
     """An :class:`~attacks.base.AttackResult` holding every target's row (``targets``, written whole by
-    ``--targets-file``: :mod:`multirelease.targets_file`) whose report lists the rows ``shown`` only (the
+    ``--targets-file``: :mod:`multirelease.reports.targets_file`) whose report lists the rows ``shown`` only (the
     worst ones of a large population: a report does not grow with the table)."""
 
     shown: tuple | None = field(default=None, compare=False, repr=False)

@@ -30,7 +30,7 @@ intersection and difference of them over any set of releases) contains ``C(t)``,
 iterated over all releases, and the strongest inference of its adversary.
 
 **Verdict.**  ``t`` is a *violation* when ``C(t)`` breaks the protection principle (Definition 1: k-anonymity,
-distinct or entropy l-diversity, an alpha bound; any :class:`~multirelease.principles.Principle`) on the
+distinct or entropy l-diversity, an alpha bound; any :class:`~multirelease.model.principles.Principle`) on the
 values of some release ``t`` is published in (with updates, a uid's value may differ between releases; every
 one is published).  For a monotone principle (Definition 3: k-anonymity, distinct l-diversity) this is the
 same as "some candidate set she can build breaks it", since each contains ``C(t)``; for a non-monotone one
@@ -58,7 +58,7 @@ the population of both releases (``view.population``), the targets are the indiv
 whose QI points fall in ``E1`` and ``E2``; otherwise each position ``(E1, E2)`` counts as one target.  This
 variant stays pairwise: the paper defines it for two releases.
 
-**Linking columns** (:mod:`multirelease.linking`; Shmueli & Tassa 004, section 5.2).  Published columns of role
+**Linking columns** (:mod:`multirelease.model.linking`; Shmueli & Tassa 004, section 5.2).  Published columns of role
 ``non-identifier`` or ``insensitive`` not declared changing are persistent: one value per individual for the
 whole sequence, unknown to the adversary.  A row then carries a *linked value* (sensitive value and linking
 tuple), and the candidate elements of section 4 are linked values: the target's true linked value lies in
@@ -86,11 +86,11 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.linking import LINKING_ROLES, Linking
+from multirelease.model.linking import LINKING_ROLES, Linking
 from multirelease.params import Anything, Interval, Options
-from multirelease.principles import Principle
-from multirelease.release import Release, comparable
-from multirelease.sequence import SequenceView
+from multirelease.model.principles import Principle
+from multirelease.model.release import Release, comparable
+from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackBase, AttackResult, Progress
 from .core import (Tracked, intersection_only_fails, judge_blocks, minimal_releases,
@@ -109,7 +109,7 @@ class Intersection(AttackBase):
     l_kind : "distinct" | "entropy"
     alpha : number in (0, 1], optional
         Together they define the protection principle a candidate set must satisfy
-        (:class:`~multirelease.principles.Principle`, Definition 1 of the paper).
+        (:class:`~multirelease.model.principles.Principle`, Definition 1 of the paper).
     principle : Principle, optional
         Any principle object instead (from Python; overrides ``k``, ``l``, ``l_kind``, ``alpha``).
     max_listed : int, default 100
@@ -443,5 +443,5 @@ class Intersection(AttackBase):
 
 
 def _label(columns: tuple, value) -> str:
-    """A linked value as a reader sees it (:meth:`multirelease.linking.Linking.label`)."""
+    """A linked value as a reader sees it (:meth:`multirelease.model.linking.Linking.label`)."""
     return Linking(tuple(columns)).label(value)

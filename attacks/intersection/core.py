@@ -14,7 +14,7 @@ attack built on it; the adversary's inference it computes is defined there.
 * :func:`tracked_candidate_sets` keeps the paper's two-release sets (``E_a(t) n E_b(t)``, ``E_b(t) - R_a``)
   for callers of the former pairwise attack.
 
-Linking columns (:mod:`multirelease.linking`).  A uid's row carries a linked value (sensitive value and
+Linking columns (:mod:`multirelease.model.linking`).  A uid's row carries a linked value (sensitive value and
 persistent linking tuple); an individual's linking tuple is one for the whole sequence, so the uid of an
 individual shows one tuple in every release it is published in.  A uid whose tuple changes is nobody's record
 (a counterfeit the linking columns give away): :func:`tracked` sets it aside before any candidate set is built
@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.linking import SEPARATOR
-from multirelease.principles import Principle
-from multirelease.release import Release
-from multirelease.sequence import SequenceView
+from multirelease.model.linking import SEPARATOR
+from multirelease.model.principles import Principle
+from multirelease.model.release import Release
+from multirelease.model.sequence import SequenceView
 
 __all__ = ["Tracked", "tracked", "judge", "signature_blocks", "judge_blocks", "intersection_only_fails",
            "minimal_releases", "tracked_candidate_sets"]
@@ -74,7 +74,7 @@ class Tracked:
 
 def tracked(releases: tuple[Release, ...], linking=None) -> Tracked:
     """The releases in uid space; a uid published twice in one release is bad input.  ``linking``: the
-    sequence's :class:`~multirelease.linking.Linking`; with columns, the linked values are kept and the uids
+    sequence's :class:`~multirelease.model.linking.Linking`; with columns, the linked values are kept and the uids
     whose linking tuple changes between releases are set aside (module docstring)."""
     all_uids = np.concatenate([np.asarray(r.uid, dtype=object) for r in releases])
     codes, uniq = pd.factorize(pd.Series(all_uids, dtype=object).astype(str))

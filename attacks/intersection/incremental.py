@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.release import Release
+from multirelease.model.release import Release
 
 from attacks.incremental import extend_codes, from_strings, pack, strings, unpack
 from .core import Tracked

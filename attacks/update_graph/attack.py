@@ -57,7 +57,7 @@ with proven bounds (reason ``time_limit``) and ``exact`` is false; every per-rec
 joint lower bound counts only versions of components where a world was found (``stats``:
 ``joint_components_without_world``): elsewhere the releases might admit no world, and no value at all.
 
-**Linking columns** (:mod:`multirelease.linking`; Shmueli & Tassa, section 5.2).  When the releases publish
+**Linking columns** (:mod:`multirelease.model.linking`; Shmueli & Tassa, section 5.2).  When the releases publish
 persistent linking columns (``view.linking``), a version's value is its linked value (sensitive value and
 linking tuple), and a record keeps its tuple across its versions: the SUG (Definition 10) is built on linked
 values with the product model :func:`attacks.update_graph.version_links.linked_model` (``P_trans`` on the sensitive part,
@@ -80,11 +80,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.hierarchy import _scalar
-from multirelease.linking import Linking, Projection
+from multirelease.model.hierarchy import _scalar
+from multirelease.model.linking import Linking, Projection
 from multirelease.params import Anything, Boolean, Interval, Options
-from multirelease.sequence import SequenceView
-from multirelease.transitions import TransitionModel, load_transitions
+from multirelease.model.sequence import SequenceView
+from multirelease.model.transitions import TransitionModel, load_transitions
 
 from attacks.base import AttackBase, AttackResult, Progress
 from attacks.intervals import settle
@@ -283,7 +283,7 @@ def record_sug(links: VersionLinks, model: TransitionModel, target: int, n: int,
 
 
 class _Projection(Projection):
-    """Linked values read on their sensitive value (:class:`multirelease.linking.Projection`): a version's
+    """Linked values read on their sensitive value (:class:`multirelease.model.linking.Projection`): a version's
     candidate sensitive values are those of its feasible linked nodes, the risk of ``(version, s)`` the sum of
     the risks of its linked values ``(s, t)`` (disjoint sets of paths, eq. 2)."""
 
@@ -547,7 +547,7 @@ class UpdateGraph(AttackBase):
         new prefix's row from the same arrays ``run`` builds (the rows of earlier prefixes are kept).
         ``NotImplemented`` when ``linkage: auto`` would now link otherwise (a release without uids after
         releases with them), or when the release publishes a linking column not declared changing
-        (:mod:`multirelease.linking`: whether it links the sequence depends on every release, and the linked
+        (:mod:`multirelease.model.linking`: whether it links the sequence depends on every release, and the linked
         domain grows with the releases): the whole sequence is then attacked by :meth:`run`."""
         from .incremental import LinkState
 

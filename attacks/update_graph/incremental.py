@@ -28,8 +28,8 @@ import numpy as np
 from scipy import sparse
 
 from multirelease.errors import InputError
-from multirelease.release import Release
-from multirelease.transitions import TransitionModel
+from multirelease.model.release import Release
+from multirelease.model.transitions import TransitionModel
 
 from attacks.incremental import extend_codes, from_strings, pack, pack_rows, strings, unpack, unpack_gaps, unpack_rows
 from .version_links import (VersionLinks, _class_counterfeits, _class_counts, _class_groups, link_ids,

@@ -14,8 +14,8 @@ and the node weights are one sparse product per release (``member @ rows``), spr
 point.  The rows are summed in ascending class order, the order the per-pair sum used, so the weights are the
 same floating-point numbers.  ``adult_updates_m_distinct``: 162 s / 5.8 GB -> 31 s / 0.62 GB for the run.
 
-**Linking columns** (:mod:`multirelease.linking`).  With persistent linking columns a record version's value is
-its *linked value* (sensitive value and linking tuple, :meth:`multirelease.linking.Linking.values`): a record
+**Linking columns** (:mod:`multirelease.model.linking`).  With persistent linking columns a record version's value is
+its *linked value* (sensitive value and linking tuple, :meth:`multirelease.model.linking.Linking.values`): a record
 keeps its linking tuple across its versions while its sensitive part follows ``P_trans``.
 :func:`linked_model` builds the product update model over the linked values observed in the releases only -
 ``P((s, t) -> (s', t')) = P_trans(s, s')`` if ``t == t'``, else 0 (and ``P_trans^k`` over ``k`` steps: the
@@ -31,10 +31,10 @@ import pandas as pd
 from scipy import sparse
 
 from multirelease.errors import InputError
-from multirelease.linking import SEPARATOR
-from multirelease.release import Release
-from multirelease.sequence import SequenceView
-from multirelease.transitions import TransitionModel
+from multirelease.model.linking import SEPARATOR
+from multirelease.model.release import Release
+from multirelease.model.sequence import SequenceView
+from multirelease.model.transitions import TransitionModel
 
 __all__ = ["LinkedTransitions", "VersionLinks", "containing_classes", "linked_model", "containing_matrix", "link_ids",
            "link_release", "link_versions", "node_weights"]

@@ -47,8 +47,8 @@ import pandas as pd
 
 from multirelease.errors import InputError
 from multirelease.params import Interval
-from multirelease.release import Release
-from multirelease.table import Table, composite_sensitive
+from multirelease.model.release import Release
+from multirelease.model.table import Table, composite_sensitive
 
 from publishers.base import PublisherBase, PublishResult
 from .closed import closed_form, closed_form_pairs, is_cut_release

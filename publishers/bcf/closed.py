@@ -21,7 +21,7 @@ import pandas as pd
 
 from attacks.correspondence.closed import b_crack, c_crack, f_crack
 from multirelease.errors import InputError
-from multirelease.release import Release, comparable
+from multirelease.model.release import Release, comparable
 
 __all__ = ["closed_form", "closed_form_pairs", "is_cut_release", "is_cut", "envelope_keys", "key_ids"]
 

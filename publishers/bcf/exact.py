@@ -25,9 +25,9 @@ from typing import Sequence
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.release import Release
-from multirelease.schema import Schema
-from multirelease.sequence import Adversary, ReleaseSequence
+from multirelease.model.release import Release
+from multirelease.model.schema import Schema
+from multirelease.model.sequence import Adversary, ReleaseSequence
 
 from .tds import CutSpace, Specialization, cut_cells
 

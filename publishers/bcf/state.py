@@ -19,7 +19,7 @@ earlier release ``R_1..R_{n-1}`` of the chain (sections 3 and 7.1), so the state
   anyone holding the state recover every sensitive value from known QIs by hashing the candidates); the state
   names the key by a keyed digest of a constant, so a state from another process is refused rather than
   misread.  The release ledger stores no digest at all: it remakes them from its own snapshot
-  (``multirelease.ledger_release``).
+  (``multirelease.ledger.operations``).
 
 :func:`incremental_chain` says when the incremental formulas may be trusted: every entry is own, its digest
 matches (a hand-edited or hand-made entry is foreign), it was measured incrementally with the same ``k``, and
@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.release import Release
-from multirelease.schema import Schema
-from multirelease.table import Table
+from multirelease.model.release import Release
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table
 
 from .closed import is_cut
 from .measure import CutFamily

@@ -35,9 +35,9 @@ import numpy as np
 
 from multirelease.errors import InputError
 from multirelease.params import Interval
-from multirelease.release import Release, ReleaseTruth
-from multirelease.schema import Attribute
-from multirelease.table import Table, composite_sensitive
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.schema import Attribute
+from multirelease.model.table import Table, composite_sensitive
 
 from publishers.base import PublisherBase, PublishResult
 
@@ -353,7 +353,7 @@ def check_k_anonymous(name: str, release: Release, k: int) -> None:
     """The release's own check: ``linking.k >= k`` by the single-release attack of the registry (publishers
     may call attacks, never the reverse); a release that fails is refused with one line naming the class."""
     from attacks import ATTACKS
-    from multirelease.sequence import Adversary, ReleaseSequence
+    from multirelease.model.sequence import Adversary, ReleaseSequence
 
     seq = ReleaseSequence()
     seq.append(release, None, None)

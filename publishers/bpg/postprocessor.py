@@ -76,9 +76,9 @@ import pandas as pd
 
 from multirelease.errors import InputError
 from multirelease.params import Interval, Options, Text
-from multirelease.principles import Principle
-from multirelease.release import Release, ReleaseTruth
-from multirelease.table import Table, composite_sensitive
+from multirelease.model.principles import Principle
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.table import Table, composite_sensitive
 
 from publishers.base import PublisherBase, PublishResult
 from .listing1 import Neighbourhoods, SetTest, listing1, new_neighbourhoods, settle_leftovers

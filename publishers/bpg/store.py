@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.principles import Principle
+from multirelease.model.principles import Principle
 
 __all__ = ["Store", "Stores", "STORES", "Mirror", "Update", "Joined", "SCHEMA_VERSION", "SEP", "read_state",
            "check_invariant", "clear_cache", "new_uids", "join_columns", "refine_blocks"]

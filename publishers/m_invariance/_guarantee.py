@@ -32,9 +32,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.release import Release, ReleaseTruth
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.transitions import TransitionModel
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.transitions import TransitionModel
 
 __all__ = ["PrivateRows", "refuse", "check_m_unique", "check_signature_invariance", "check_legal_instances",
            "is_legal_instance", "check_cohorts", "attack_checks"]
@@ -245,8 +245,8 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
     import pandas as pd
 
     from attacks import ATTACKS
-    from multirelease.release import release_from_frame
-    from multirelease.table import Table
+    from multirelease.model.release import release_from_frame
+    from multirelease.model.table import Table
 
     if not history:  # None: not kept; []: a first release, one layer: every node of an m-unique group is feasible
         return False

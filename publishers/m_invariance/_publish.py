@@ -8,8 +8,8 @@ from typing import Sequence
 
 import numpy as np
 
-from multirelease.release import Release, ReleaseTruth
-from multirelease.table import Table
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.table import Table
 
 __all__ = ["publish_groups"]
 

@@ -78,8 +78,8 @@ import numpy as np
 
 from multirelease.errors import InputError
 from multirelease.params import Anything, Boolean, Interval
-from multirelease.table import Table
-from multirelease.transitions import TransitionModel, load_transitions
+from multirelease.model.table import Table
+from multirelease.model.transitions import TransitionModel, load_transitions
 
 from publishers.base import PublisherBase, PublishResult
 from ._assign import assign_new, assign_old

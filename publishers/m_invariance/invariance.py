@@ -39,10 +39,10 @@ import pandas as pd
 
 from multirelease.errors import InputError
 from multirelease.params import Boolean, Interval
-from multirelease.principles import Principle
-from multirelease.table import Table
+from multirelease.model.principles import Principle
+from multirelease.model.table import Table
 
-from multirelease.transitions import TransitionModel
+from multirelease.model.transitions import TransitionModel
 
 from ._cohorts import Cohorts, continue_cohorts, fresh_uids
 from ._guarantee import (PrivateRows, attack_checks, check_cohorts, check_m_unique, check_signature_invariance,

@@ -13,8 +13,8 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from multirelease.errors import InputError
-from multirelease.principles import Principle
-from multirelease.schema import Attribute
+from multirelease.model.principles import Principle
+from multirelease.model.schema import Attribute
 
 from publishers.mondrian import mondrian_partition
 

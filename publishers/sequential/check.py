@@ -31,9 +31,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from multirelease.errors import InputError, SolverError
-from multirelease.release import Release, ReleaseTruth
-from multirelease.sequence import Adversary, ReleaseSequence
-from multirelease.table import Table, composite_sensitive
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.sequence import Adversary, ReleaseSequence
+from multirelease.model.table import Table, composite_sensitive
 
 __all__ = ["WorldsRefusal", "check_release", "inconsistent_world", "witness_violation"]
 

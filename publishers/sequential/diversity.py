@@ -54,9 +54,9 @@ import pandas as pd
 
 from multirelease.errors import InputError
 from multirelease.params import Interval, ListOf, Text
-from multirelease.release import Release, ReleaseTruth
-from multirelease.schema import Schema
-from multirelease.table import Table, composite_sensitive
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table, composite_sensitive
 
 from publishers.base import PublisherBase, PublishResult
 from .algorithms import (  # noqa: F401  (re-exported: the method's parts live there)

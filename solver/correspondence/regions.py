@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from multirelease.release import Release
+from multirelease.model.release import Release
 
 __all__ = ["Nodes", "aggregate", "sensitive_codes", "regions_comparable", "Atom", "atoms", "point_signatures",
            "region_pairs", "signature_ids", "comparable_pairs", "leaf_labels", "unique_rows"]
@@ -38,7 +38,7 @@ def sensitive_codes(releases: Sequence[Release], values: Sequence[np.ndarray] | 
     """The composite sensitive values of every release coded over one common, sorted dictionary.
 
     ``values``: per release, the values to code instead of ``release.sensitive`` - the *linked values*
-    (sensitive value and persistent linking tuple, :meth:`multirelease.linking.Linking.values`) when the
+    (sensitive value and persistent linking tuple, :meth:`multirelease.model.linking.Linking.values`) when the
     releases publish linking columns.  A generator's buddies must then agree on the whole linked value
     (Fung et al., section 3.1: a record reappears in every later release *with its values*; a persistent
     linking value is one of them), which is what the engines read from the coded value."""

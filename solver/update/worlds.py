@@ -33,7 +33,7 @@ runs with a fixed seed and the given number of workers, and branches on every st
 solved through the executor (:mod:`solver.executor`), in chunks made from the input alone; the chunks of a
 call share one wall-clock deadline, ``time_limit`` seconds after the call.
 
-With persistent linking columns (:mod:`multirelease.linking`) the values are linked values (sensitive value and
+With persistent linking columns (:mod:`multirelease.model.linking`) the values are linked values (sensitive value and
 linking tuple) and ``P_trans`` is the product model of :func:`attacks.update_graph.version_links.linked_model` (a record
 keeps its tuple): a world gives each version one linked value, each group's published multiset of linked values
 is shared among its members.  ``codes`` maps each linked value to its sensitive value: a version is vulnerable
@@ -50,7 +50,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from multirelease.linking import Projection
+from multirelease.model.linking import Projection
 
 __all__ = ["JointResult", "joint_feasible"]
 
@@ -81,7 +81,7 @@ class JointResult:
     seconds: float = 0.0
     world: list = field(default_factory=list)  # per release, (T,) value index in one world (-1: none/absent)
     world_group: list = field(default_factory=list)  # per release, (T,) class index in that world
-    #: per value of the model, the code of its sensitive value (linked values, :mod:`multirelease.linking`);
+    #: per value of the model, the code of its sensitive value (linked values, :mod:`multirelease.model.linking`);
     #: None: the values are the sensitive values
     codes: Any = None
 
@@ -112,7 +112,7 @@ class JointResult:
     def witness(self, links, model, linking=None) -> dict[str, Any]:
         """The worst case and the world that shows it: a version the joint attack pins to one value although its
         feasible sub-SUG keeps several (else any pinned version), its values in one possible world, and the
-        values its group-mates take there.  With ``linking`` (:class:`multirelease.linking.Linking`, the values
+        values its group-mates take there.  With ``linking`` (:class:`multirelease.model.linking.Linking`, the values
         linked values) "one value" is one sensitive value, the values are labelled (``measles (bt=O+)``) and
         ``linked_by`` names the columns."""
         name = (lambda v: model.values[v]) if not linking else (lambda v: linking.label(model.values[v]))

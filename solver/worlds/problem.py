@@ -16,7 +16,7 @@ In both, a world is the assignment of values to individuals, counted once howeve
 
 * :class:`ReleaseGraph` - one release: the records aggregated into *groups* (identical region and value: the
   records are interchangeable) and the sparse adjacency ``person -> group`` (the group's region contains the
-  person's point at that release, :meth:`multirelease.release.Release.contains_points`);
+  person's point at that release, :meth:`multirelease.model.release.Release.contains_points`);
 * :class:`WorldsProblem` - the releases, the individuals (union of the populations), the value dictionary,
   and the mode (``persistent`` / ``free``, from ``view.adversary.sensitive``);
 * :class:`Block` - an independent unit of counting: a connected component of the consistency graph (in
@@ -25,7 +25,7 @@ In both, a world is the assignment of values to individuals, counted once howeve
   members of a type are interchangeable).  Worlds of different blocks combine freely, so every count is a
   product over blocks and every probability is computed inside one block.
 
-Build with :func:`build_problem` (from an adversary's :class:`~multirelease.sequence.SequenceView`) or
+Build with :func:`build_problem` (from an adversary's :class:`~multirelease.model.sequence.SequenceView`) or
 :func:`problem_from_arrays` (tests, publishers).  Cost: ``O(sum_r n_r log n_r + edges)``; the adjacency is
 found per group from a sorted column of distinct points (no dense ``groups x people`` matrix).
 """
@@ -40,8 +40,8 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from multirelease.errors import InputError
-from multirelease.release import Release
-from multirelease.sequence import SequenceView
+from multirelease.model.release import Release
+from multirelease.model.sequence import SequenceView
 
 __all__ = ["ReleaseGraph", "WorldsProblem", "Block", "build_problem", "problem_from_arrays", "MODES",
            "no_world_message"]
@@ -199,7 +199,7 @@ def build_problem(view: SequenceView, *, mode: str | None = None,
         Default ``view.adversary.sensitive``.
     values : list of arrays, optional
         Per release, the values the worlds assign (default the published sensitive values); the
-        possible-worlds attack passes the linked values of :mod:`multirelease.linking`.
+        possible-worlds attack passes the linked values of :mod:`multirelease.model.linking`.
 
     Raises
     ------

@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from multirelease.errors import InputError
 
 __all__ = ["LINKING_ROLES", "Linking", "Projection", "linking_of", "SEPARATOR"]
 

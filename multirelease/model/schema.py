@@ -5,7 +5,7 @@ Roles (DESIGN.md, "Scenario files"): ``identifier`` (the key of the raw table, n
 (published as is; several sensitive attributes form one composite sensitive value), ``non-identifier`` and
 ``insensitive`` (published as is and not protected, but *linking columns*: one value per person across the
 releases unless ``adversary.changing`` says otherwise, which every attack reads to link a person's rows across
-releases - Shmueli & Tassa, section 5.2, Example 5.1; :mod:`multirelease.linking`).  Publishers leave them out
+releases - Shmueli & Tassa, section 5.2, Example 5.1; :mod:`multirelease.model.linking`).  Publishers leave them out
 of multi-release principles' releases unless given ``linking: keep``.
 
 A quasi-identifier generalizes in one of three ways:
@@ -30,7 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from multirelease.errors import InputError
 from .hierarchy import ROOT_LABEL, Hierarchy, _scalar
 
 __all__ = ["Attribute", "Schema", "ROLES", "GENERALIZATIONS", "COMPOSITE_SEPARATOR", "MISSING_VALUES"]

@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from multirelease.errors import InputError
 from .hierarchy import _scalar
 
 __all__ = ["TransitionModel", "load_transitions", "check_updates"]
@@ -302,7 +302,7 @@ def load_transitions(spec: Any, schema=None, *, source: str | None = None,
 def check_updates(model: TransitionModel | None, before, after, *, source: str | None = None,
                   key: str | None = None) -> None:
     """Refuse (:class:`InputError`) a change of snapshot ``before`` -> ``after`` (two
-    :class:`~multirelease.table.Table`) whose sensitive updates leave the public update model: every record
+    :class:`~multirelease.model.table.Table`) whose sensitive updates leave the public update model: every record
     present in both whose composite sensitive value changed from ``a`` to ``b`` needs ``b in CUS(a)``
     (Definition 12 of Li & Zhou; the attacks and the publishers' guarantees, e.g. m-Distinct's Lemma 3, assume
     the data follows the model the adversary knows).  A record that keeps its value is not checked: ``CUS(a)``

@@ -14,8 +14,8 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from .release import Release
-from .table import Table
+from multirelease.model.release import Release
+from multirelease.model.table import Table
 
 __all__ = ["RELEASE_METRICS", "compute_release_metrics", "build_report", "page_context", "dumps",
            "render_terminal", "progress_display"]
@@ -26,8 +26,8 @@ RELEASE_METRICS = ("records", "classes", "k", "l_distinct", "l_entropy", "LM", "
 
 def compute_release_metrics(release: Release, snapshot: Table | None) -> dict[str, float]:
     """Size, k, distinct / entropy l and the information-loss metrics of one release."""
-    from .metrics import release_metrics
-    from .principles import distinct_l, entropy_l
+    from multirelease.model.metrics import release_metrics
+    from multirelease.model.principles import distinct_l, entropy_l
 
     out: dict[str, float] = {"records": len(release), "classes": release.n_classes}
     if len(release):
@@ -112,15 +112,15 @@ def build_report(run) -> dict:
 
 
 def page_context(run) -> dict:
-    """What the HTML page (:func:`multirelease.html_report.render_html`) shows beyond the JSON contract's
+    """What the HTML page (:func:`multirelease.reports.html_page.render_html`) shows beyond the JSON contract's
     keys: the adversary's knowledge (the scenario's ``adversary``) and the scenario's description; the page
     reads ``{**build_report(run), **page_context(run)}``."""
     out: dict[str, Any] = {}
     adversary = getattr(run.scenario, "adversary", None)
     if dataclasses.is_dataclass(adversary):
         out["adversary"] = dataclasses.asdict(adversary)
-        from .errors import InputError
-        from .linking import linking_of
+        from multirelease.errors import InputError
+        from multirelease.model.linking import linking_of
 
         try:
             linking = linking_of(run.sequence.releases, adversary.changing)

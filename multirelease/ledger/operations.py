@@ -5,7 +5,7 @@ private state and a new snapshot, certified before its file exists (issue 14).
 
 1. read the spec (the scenario's ``schema``, ``transitions``, ``adversary``, ``attacks``, ``expect``,
    ``targets``, plus ``publisher: {publisher: NAME, params...}`` and ``snapshot: {separator}``) and take the
-   ledger's lock (:class:`~multirelease.ledger.Ledger`); finish a release whose transaction committed but whose
+   ledger's lock (:class:`~multirelease.ledger.store.Ledger`); finish a release whose transaction committed but whose
    file was not renamed yet (a kill between the two);
 2. read SNAPSHOT (the raw table with its identifier column); insertions, deletions and updates are derived by
    identifier against the last snapshot the ledger holds;
@@ -41,13 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import InputError
-from .release import release_csv as release_text
-from .ledger import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
-from .ledger_gate import GateResume, last_snapshot, record as record_gate
-from .scenario import load_yaml
-from .schema import Schema
-from .table import Table, read_table
+from multirelease.errors import InputError
+from multirelease.model.release import release_csv as release_text
+from .store import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
+from .gate import GateResume, last_snapshot, record as record_gate
+from multirelease.formats.scenario import load_yaml
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table, read_table
 
 __all__ = ["make_release", "Outcome", "load_spec", "history_lines", "verify_ledger", "ledger_certify_plan",
            "SPEC_KEYS", "FAULT_ENV"]
@@ -272,7 +272,7 @@ def make_release(spec_path: str | Path, snapshot: str | Path | Table, ledger_dir
                  dry_run: bool = False, amend: str | None = None,
                  progress: Callable[[str, int, int], None] | None = None, notation: str = "native") -> Outcome:
     """One call of ``multirelease release`` (module docstring).  Bad input raises :class:`InputError`.
-    ``notation``: the release file in the project's notation or ARX's (:mod:`multirelease.arx`)."""
+    ``notation``: the release file in the project's notation or ARX's (:mod:`multirelease.formats.arx`)."""
     old_umask = os.umask(0o077)
     try:
         return _make_release(Path(spec_path), snapshot, Path(ledger_dir), Path(out).resolve(), dry_run, amend,
@@ -283,7 +283,7 @@ def make_release(spec_path: str | Path, snapshot: str | Path | Table, ledger_dir
 
 def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_run: bool, amend: str | None,
                   progress, notation: str = "native") -> Outcome:
-    from . import pipeline
+    from multirelease import pipeline
 
     doc, base, schema, sep = load_spec(spec_path)
     if out.is_dir():
@@ -320,7 +320,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         resume = GateResume(led, history, schema, doc)
         previous = last_snapshot(led, history, schema)
         changes = derive_changes(previous, table)
-        from .transitions import check_updates, load_transitions  # updates follow the spec's public model
+        from multirelease.model.transitions import check_updates, load_transitions  # updates follow the spec's public model
 
         check_updates(load_transitions(doc.get("transitions"), schema, source=str(spec_path)),
                       previous, table, source=str(snapshot), key="SNAPSHOT")
@@ -420,8 +420,8 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
     ledger's release ``i``; the spec given (``certify SPEC FILES --ledger DIR``), else the one the last release
     was made with.  ``files`` None: the files the ledger recorded.  Returns ``(plan, problems)``, problems
     being the recorded files that are missing or whose SHA-256 changed."""
-    from . import pipeline
-    from .release import read_release_csv
+    from multirelease import pipeline
+    from multirelease.model.release import read_release_csv
 
     with Ledger(ledger_dir, write=False) as led:
         history = led.history()
@@ -468,7 +468,7 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
 def verify_ledger(ledger_dir: str | Path, progress=None, notation: str | None = None):
     """``ledger DIR --verify``: the recorded files re-certified with the ledger's snapshots and last spec.
     Returns ``(run or None, problems)``."""
-    from . import pipeline
+    from multirelease import pipeline
 
     sc, problems = ledger_certify_plan(ledger_dir, notation=notation)
     if sc is None:

@@ -15,7 +15,7 @@ a generalized value as
 
 A cell stands for the values of the attribute's domain (the hierarchy's leaves) it covers: an interval
 ``[0, 10[`` over leaves ``1..100`` is the leaves ``1..9``.  What a cell covers must be a generalized value of
-the attribute's model (:class:`~multirelease.schema.Attribute`): a node for ``hierarchy``, a run of ordered
+the attribute's model (:class:`~multirelease.model.schema.Attribute`): a node for ``hierarchy``, a run of ordered
 leaves for ``interval``, any set for ``subsets``; anything else, and any cell that starts like an ARX form but
 does not parse, is bad input (one line naming the cell).
 
@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import InputError
-from .hierarchy import _scalar
+from multirelease.errors import InputError
+from multirelease.model.hierarchy import _scalar
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .schema import Attribute
+    from multirelease.model.schema import Attribute
 
 __all__ = ["NOTATIONS", "SEPARATORS", "parse_cell", "format_cell", "detect_separator", "notation_of"]
 
@@ -57,7 +57,7 @@ _FORMS = "ARX writes [a, b[, [a, b], ]a, b], <b, >=a, masks like 81*** and sets 
 # ---------------------------------------------------------------------- reading
 def parse_cell(attribute: "Attribute", text: Any) -> tuple[int, int, int]:
     """A published QI cell in ARX's notation (or the project's) -> ``(lo, hi, mask)`` leaf codes, as
-    :meth:`multirelease.schema.Attribute.parse_cell`.  Raises :class:`InputError` with one line."""
+    :meth:`multirelease.model.schema.Attribute.parse_cell`.  Raises :class:`InputError` with one line."""
     raw = _scalar(text)
     try:
         return attribute.parse_cell(raw)  # labels first: the hierarchy file decides what a label covers

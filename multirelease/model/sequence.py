@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
-from .errors import InputError
+from multirelease.errors import InputError
 from .linking import LINKING_ROLES, Linking, linking_of
 from .release import Release, ReleaseTruth
 from .table import Table
@@ -26,7 +26,7 @@ ADVERSARY_KEYS = {
     "correspondence": bool,
     "sensitive": ("persistent", "free", "transitions"),
     #: linking columns (published, neither quasi-identifier nor sensitive) whose values change between
-    #: releases: they link nothing (:mod:`multirelease.linking`); every other one is persistent
+    #: releases: they link nothing (:mod:`multirelease.model.linking`); every other one is persistent
     "changing": list,
 }
 
@@ -40,7 +40,7 @@ class Adversary:
     record_tracking: bool = False
     correspondence: bool = False
     sensitive: str = "persistent"
-    #: linking columns that change between releases (the others are persistent, :mod:`multirelease.linking`)
+    #: linking columns that change between releases (the others are persistent, :mod:`multirelease.model.linking`)
     changing: tuple = ()
 
     @classmethod
@@ -99,7 +99,7 @@ class SequenceView:
 
     @cached_property
     def linking(self) -> Linking:
-        """The persistent linking columns every attack reads (:mod:`multirelease.linking`); raises
+        """The persistent linking columns every attack reads (:mod:`multirelease.model.linking`); raises
         :class:`InputError` for a persistent column published by some releases and not others."""
         return linking_of(self.releases, self.adversary.changing)
 

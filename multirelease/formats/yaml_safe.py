@@ -26,7 +26,7 @@ import yaml
 from yaml.events import AliasEvent, CollectionStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .errors import InputError
+from multirelease.errors import InputError
 
 __all__ = ["StrictLoader", "load_text", "load_file", "MAX_BYTES", "MAX_ALIASES", "MAX_ALIAS_NODES", "MAX_DEPTH"]
 

@@ -31,10 +31,10 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .errors import InputError
-from .ledger import Ledger, LedgerRelease, sha256_file, table_from_bytes
-from .schema import Schema
-from .table import Table
+from multirelease.errors import InputError
+from .store import Ledger, LedgerRelease, sha256_file, table_from_bytes
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table
 
 __all__ = ["GateResume", "record", "last_snapshot"]
 
@@ -99,7 +99,7 @@ class GateResume:
             if len(rows) == n:
                 self.kept_metrics = True
                 return [json.loads(m) for (m,) in rows]
-        from .report import compute_release_metrics
+        from multirelease.reports.document import compute_release_metrics
 
         self.kept_metrics = False
         return [compute_release_metrics(r, s) for r, s in self.earlier()]

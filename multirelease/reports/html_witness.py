@@ -1,4 +1,4 @@
-"""What the HTML report (:mod:`multirelease.html_report`) draws from one attack's JSON: its headline metric
+"""What the HTML report (:mod:`multirelease.reports.html_page`) draws from one attack's JSON: its headline metric
 per release, and its witness drawn as the attack's paper draws it.
 
 * correspondence (Fung et al., EDBT 2008, section 3.1, Figure 2): a *generator* - the groups of every release

@@ -1,7 +1,7 @@
 """Releases: what a recipient sees, as leaf-code ranges, and the release CSV format of the contract.
 
 Over 500 lines because it is one data type with its one file format: the class, its vectorized relations, and
-the reading and writing of release files (either notation; the cells of ARX's live in :mod:`multirelease.arx`).
+the reading and writing of release files (either notation; the cells of ARX's live in :mod:`multirelease.formats.arx`).
 
 A :class:`Release` holds one published table: for each row and each published quasi-identifier a leaf-code
 range ``[lo, hi]`` (plus a bitset for ``subsets`` attributes), the composite sensitive value, the other
@@ -35,7 +35,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from multirelease.errors import InputError
 from .hierarchy import _scalar
 from .schema import Attribute, Schema
 from .table import composite_sensitive, refuse_missing_sensitive
@@ -229,8 +229,8 @@ class Release:
 
     def qi_labels(self, notation: str = "native") -> pd.DataFrame:
         """The published QI columns as text (one label per cell), in the project's notation or ARX's
-        (:mod:`multirelease.arx`)."""
-        from . import arx
+        (:mod:`multirelease.formats.arx`)."""
+        from multirelease.formats import arx
 
         cols = {}
         for j, a in enumerate(self.qi_attributes):
@@ -383,9 +383,9 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     such rows by data row and file line, the header being line 1) unless ``anatomy`` declares an
     anatomy-style release, where the class is the group (module docstring); ``anatomy`` needs a ``group``
     column.  QI cells are read in the project's notation (``notation="native"``) or in ARX's, which reads every
-    native cell the same (:mod:`multirelease.arx`; ``None`` or ``"arx"``).
+    native cell the same (:mod:`multirelease.formats.arx`; ``None`` or ``"arx"``).
     """
-    from . import arx
+    from multirelease.formats import arx
 
     frame = frame.copy()
     frame.columns = [str(c).strip() for c in frame.columns]
@@ -480,7 +480,7 @@ def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Pa
     """Read a release file (and optionally its counterfeit statistics) in the contract's CSV format;
     ``anatomy`` declares an anatomy-style release (:func:`release_from_frame`).  ``notation`` ``native`` /
     ``arx`` fixes the notation and its separator (``,`` / ``;``); ``None`` tells the separator from the header
-    and reads the cells in ARX's notation, which reads every native cell the same (:mod:`multirelease.arx`)."""
+    and reads the cells in ARX's notation, which reads every native cell the same (:mod:`multirelease.formats.arx`)."""
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", file=str(path))
@@ -496,8 +496,8 @@ def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Pa
 def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits: Mapping[int, int] | None = None,
                        separator: str | None = None, anatomy: bool = False, notation: str | None = None) -> Release:
     """:func:`read_release_csv` of a file's bytes (``source`` names it in errors)."""
-    from .arx import SEPARATORS, detect_separator
-    from .csv_read import read_csv_bytes
+    from multirelease.formats.arx import SEPARATORS, detect_separator
+    from multirelease.formats.csv_read import read_csv_bytes
 
     if separator is None:
         if notation is not None:
@@ -505,7 +505,7 @@ def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits
         else:
             header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
             separator = detect_separator(header, (*schema.names, *RESERVED_COLUMNS))
-    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.csv_read)
+    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.formats.csv_read)
         frame = read_csv_bytes(data, separator)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=source) from None
@@ -517,7 +517,7 @@ def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits
 
 def release_csv(release: Release, notation: str = "native") -> str:
     """The text of a release file: the contract's CSV (``group`` column first) or ARX's (``;``, ARX cells)."""
-    from .arx import SEPARATORS
+    from multirelease.formats.arx import SEPARATORS
 
     return release.to_frame(notation=notation).to_csv(index=False, sep=SEPARATORS[notation])
 

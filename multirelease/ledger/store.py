@@ -32,10 +32,10 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .release import Release, ReleaseTruth, counterfeits_from_frame, read_release_bytes
-from .schema import Schema
-from .table import Table
+from multirelease.errors import InputError
+from multirelease.model.release import Release, ReleaseTruth, counterfeits_from_frame, read_release_bytes
+from multirelease.model.schema import Schema
+from multirelease.model.table import Table
 
 __all__ = ["Ledger", "LedgerRelease", "DB_NAME", "LOCK_NAME", "keyed_digest", "table_bytes", "table_from_bytes"]
 

@@ -1,6 +1,6 @@
 """Information-loss and utility metrics of one release, vectorized on the leaf-code ranges.
 
-Every metric reads a :class:`~multirelease.release.Release` only (and, for EM, the leaf frequencies of the
+Every metric reads a :class:`~multirelease.model.release.Release` only (and, for EM, the leaf frequencies of the
 raw table), never its truth.  A generalized cell is the leaf-code range ``[lo, hi]`` of a published
 quasi-identifier; for a ``subsets`` attribute it is the leaf bitset ``release.masks[name]``, whose popcount is
 the number of values the cell stands for.
@@ -47,7 +47,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from multirelease.errors import InputError
 from .release import Release
 from .table import Table
 
@@ -201,8 +201,8 @@ def loss_metric(release: Release, *, original_size: int | None = None, unpublish
 
     >>> from pathlib import Path
     >>> import pandas as pd
-    >>> from multirelease.schema import Schema
-    >>> from multirelease.release import release_from_frame
+    >>> from multirelease.model.schema import Schema
+    >>> from multirelease.model.release import release_from_frame
     >>> s = Schema.from_mapping({"attributes": {"c": {"role": "quasi", "hierarchy": ["a", "b", "c"]}}},
     ...                         base=Path("."))
     >>> loss_metric(release_from_frame(s, pd.DataFrame({"c": ["a", "*"]})))

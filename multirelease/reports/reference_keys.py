@@ -1,9 +1,9 @@
 """What every key of a scenario and of a ledger spec means, every release metric and every exit code: the
-words of the reference (:mod:`multirelease.reference`) that are not in a docstring.
+words of the reference (:mod:`multirelease.reports.reference`) that are not in a docstring.
 
 The *names* come from the code that parses them (``scenario.TOP_KEYS``, ``sequence.ADVERSARY_KEYS``,
 ``dynamics.STREAM_KEYS``, ``ledger_release.SPEC_KEYS``, ``report.RELEASE_METRICS``, ``expect.EXIT_CODES``...);
-these tables only say what they mean (this module imports nothing).  :func:`multirelease.reference.missing_entries`
+these tables only say what they mean (this module imports nothing).  :func:`multirelease.reports.reference.missing_entries`
 lists every name of the code without an entry
 here (or an entry that names nothing), and every registered publisher or attack without paper, docstring,
 parameter or metric descriptions; ``tests/test_reference.py`` asserts the list is empty, so a key added to a
@@ -154,7 +154,7 @@ SPEC_KEY_TEXT = {
     "snapshot": "`{separator: \",\"}`: how the monthly snapshot CSV is read",
 }
 
-#: the release metrics of every report (``report.RELEASE_METRICS``; :mod:`multirelease.metrics`)
+#: the release metrics of every report (``report.RELEASE_METRICS``; :mod:`multirelease.model.metrics`)
 RELEASE_METRIC_TEXT = {
     "records": "rows published (counterfeits included)",
     "classes": "equivalence classes (QI-groups) of the release",

@@ -16,12 +16,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .expect import Expectation
-from .release import Release, counterfeits_from_frame, read_release_csv, release_from_frame
-from .schema import Schema
-from .sequence import Adversary
-from .table import Change, Table, read_table
+from multirelease.errors import InputError
+from multirelease.expect import Expectation
+from multirelease.model.release import Release, counterfeits_from_frame, read_release_csv, release_from_frame
+from multirelease.model.schema import Schema
+from multirelease.model.sequence import Adversary
+from multirelease.model.table import Change, Table, read_table
 
 __all__ = ["Scenario", "ReleaseStep", "AttackSpec", "parse_scenario", "load_yaml", "TOP_KEYS", "TARGETS"]
 
@@ -64,7 +64,7 @@ class Scenario:
     schema: Schema
     data: Table | None
     dynamics: dict[int, Change]
-    transitions: Any  # a multirelease.transitions.TransitionModel, or None
+    transitions: Any  # a multirelease.model.transitions.TransitionModel, or None
     steps: list[ReleaseStep]
     adversary: Adversary
     attack_specs: list[AttackSpec]
@@ -84,7 +84,7 @@ class Scenario:
 
 
 def load_yaml(path: str | Path) -> tuple[dict, Path]:
-    """Read a YAML mapping through the strict loader (:mod:`multirelease.yaml_safe`: size and alias limits,
+    """Read a YAML mapping through the strict loader (:mod:`multirelease.formats.yaml_safe`: size and alias limits,
     duplicate keys refused); missing files and malformed YAML become one-line :class:`InputError`."""
     from .yaml_safe import load_file
 
@@ -126,7 +126,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
         raise InputError("releases must be a non-empty list", file=source, key="releases")
     steps = [_load_step(i, item, schema, data, base, source) for i, item in enumerate(releases, 1)]
 
-    from .transitions import check_updates, load_transitions
+    from multirelease.model.transitions import check_updates, load_transitions
 
     transitions = load_transitions(doc.get("transitions"), schema, source=source)
     dyn_spec = doc.get("dynamics")
@@ -290,9 +290,9 @@ def _load_dynamics(spec: Any, schema: Schema, data: Table | None, n_releases: in
 
 def _load_stream(spec: Mapping, schema: Schema, data: Table | None, n_releases: int, transitions, seed: int,
                  source: str) -> tuple[Table, dict[int, Change]]:
-    """``dynamics: {stream: {...}}`` - a generated update stream (multirelease.dynamics); the first snapshot
+    """``dynamics: {stream: {...}}`` - a generated update stream (multirelease.model.dynamics); the first snapshot
     (a sample of ``data``) replaces ``data``."""
-    from .dynamics import generate_stream, load_stream
+    from multirelease.model.dynamics import generate_stream, load_stream
 
     if set(spec) != {"stream"}:
         other = sorted(str(k) for k in spec if k != "stream")[0]

@@ -15,8 +15,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .csv_read import read_csv_frame, read_parquet_frame
-from .errors import InputError
+from multirelease.formats.csv_read import read_csv_frame, read_parquet_frame
+from multirelease.errors import InputError
 from .hierarchy import _scalar, normalize_values
 from .schema import COMPOSITE_SEPARATOR, MISSING_VALUES, Schema
 
@@ -281,7 +281,7 @@ class Change:
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
                first_id: int = 1) -> Table:
     """A raw table from ``{file: path, separator: ";"}`` (CSV with a header; a ``.parquet`` file is read as
-    Parquet, every value as text: :mod:`multirelease.csv_read`) or ``{rows: [...]}``.
+    Parquet, every value as text: :mod:`multirelease.formats.csv_read`) or ``{rows: [...]}``.
 
     A file can be read in part with ``offset`` (records skipped after the header, default 0) and ``limit``
     (at most that many records, default all): ``{file: adult.csv, separator: ";", offset: 15060, limit: 200}``
@@ -319,7 +319,7 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     if len(sep) != 1 or sep in '\r\n"':
         raise InputError(f"separator must be one character (not a quote or a line break), got {sep!r}", file=source,
                          key=f"{key}.separator")
-    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.csv_read); .parquet: pyarrow
+    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.formats.csv_read); .parquet: pyarrow
         frame = read_parquet_frame(path, offset, limit) if path.suffix.lower() == ".parquet" \
             else read_csv_frame(path, sep, offset, limit)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import InputError
+from multirelease.errors import InputError
 
 __all__ = ["check_targets_file", "write_targets_file"]
 

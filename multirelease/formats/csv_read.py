@@ -1,6 +1,6 @@
 """Reading a snapshot CSV fast (pyarrow) with exactly the semantics of pandas' reader, and Parquet snapshots.
 
-:func:`multirelease.table.read_table` reads a snapshot as text: ``pandas.read_csv(dtype=str,
+:func:`multirelease.model.table.read_table` reads a snapshot as text: ``pandas.read_csv(dtype=str,
 keep_default_na=False, skipinitialspace=True)``, records ``offset + 1 .. offset + limit`` after the header.
 At census scale pandas' default (C) reader is the bottleneck of loading (issue 16, item 3; measured on 1.1
 million rows of ``benchmarks/census.py``, 2 cores: 1.5 s against 0.4 s for pyarrow, and a Python callback per
@@ -32,7 +32,7 @@ from typing import IO
 
 import pandas as pd
 
-from .errors import InputError
+from multirelease.errors import InputError
 
 __all__ = ["read_csv_frame", "read_csv_bytes", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame",
            "arrow_csv_bytes"]
@@ -121,7 +121,7 @@ def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = No
 
 
 def read_csv_bytes(data: bytes, sep: str) -> pd.DataFrame:
-    """:func:`read_csv_frame` of a file's bytes (a release file: :func:`multirelease.release.read_release_bytes`)."""
+    """:func:`read_csv_frame` of a file's bytes (a release file: :func:`multirelease.model.release.read_release_bytes`)."""
     frame = arrow_csv_bytes(data, sep)
     return frame if frame is not None else pandas_csv_frame(io.BytesIO(data), sep)
 

@@ -16,7 +16,7 @@ deletions, Definition 1) and *internal updates* (QI and sensitive values of a re
   with probability ``p`` the value moves to one of its allowed values ("the marital status of a record may
   update from married to any one in {married, divorced, separated, widowed}");
 * internal sensitive updates: ``sensitive`` random present records (that stay) redraw their sensitive value
-  from the public model ``P_trans`` (:class:`~multirelease.transitions.TransitionModel`), whose candidate
+  from the public model ``P_trans`` (:class:`~multirelease.model.transitions.TransitionModel`), whose candidate
   update sets have the internal-update diameter d of section VI.A.
 
 Every random choice comes from one ``np.random.Generator`` seeded by the stream's ``seed`` (default: the
@@ -34,7 +34,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from multirelease.errors import InputError
 from .hierarchy import _scalar
 from .schema import Schema
 from .table import Change, Table

@@ -10,12 +10,12 @@ the code does not do:
   ``guarantee`` and an attack's ``metrics`` with ``metric_descriptions``;
 * the release metrics, the exit codes and the scenario / ledger-spec keys from the names the parsers accept
   (``scenario.TOP_KEYS``, ``sequence.ADVERSARY_KEYS``, ``ledger_release.SPEC_KEYS``...) with the words of
-  :mod:`multirelease.reference_keys`.
+  :mod:`multirelease.reports.reference_keys`.
 
 ``multirelease describe NAME`` prints one entry (:func:`describe`); :func:`missing_entries` lists what the
 reference cannot say (tests/test_reference.py asserts there is nothing).  The pages themselves, with the
-commands read from the CLI's click tree and the Python API, are written by :mod:`multirelease.reference_pages`
-(``python -m multirelease.reference_pages docs/``), which imports this module and the CLI: the CLI's
+commands read from the CLI's click tree and the Python API, are written by :mod:`multirelease.reports.reference_pages`
+(``python -m multirelease.reports.reference_pages docs/``), which imports this module and the CLI: the CLI's
 ``describe`` imports this one, so neither imports the other back.  Like the CLI, this module reads the
 registries (imports inside functions).
 """
@@ -212,7 +212,7 @@ def _adversary_rows():
     from dataclasses import fields
 
     from .reference_keys import ADVERSARY_TEXT
-    from .sequence import ADVERSARY_KEYS, Adversary
+    from multirelease.model.sequence import ADVERSARY_KEYS, Adversary
 
     defaults = {f.name: f.default for f in fields(Adversary)}
     for key, rule in ADVERSARY_KEYS.items():
@@ -225,11 +225,11 @@ def _adversary_rows():
 def _scenario_sections() -> list[tuple[str, str, str]]:
     """``(anchor, title, markdown)`` of every group of keys, for the page and for :func:`describe`."""
     from . import reference_keys as K
-    from .dynamics import STREAM_KEYS
-    from .ledger_release import SPEC_KEYS
-    from .schema import _ATTRIBUTE_KEYS, GENERALIZATIONS, ROLES
-    from .scenario import TARGETS, TOP_KEYS
-    from .transitions import _KEYS as TRANSITION_KEYS
+    from multirelease.model.dynamics import STREAM_KEYS
+    from multirelease.ledger.operations import SPEC_KEYS
+    from multirelease.model.schema import _ATTRIBUTE_KEYS, GENERALIZATIONS, ROLES
+    from multirelease.formats.scenario import TARGETS, TOP_KEYS
+    from multirelease.model.transitions import _KEYS as TRANSITION_KEYS
 
     def keyed(keys, text):
         return _table(("key", "meaning"), ((f"`{k}`", text.get(k, "")) for k in keys))
@@ -260,7 +260,7 @@ def _scenario_sections() -> list[tuple[str, str, str]]:
 
 def _release_metric_table() -> str:
     from .reference_keys import RELEASE_METRIC_TEXT
-    from .report import RELEASE_METRICS
+    from .document import RELEASE_METRICS
 
     return _table(("metric", "meaning"), ((f"`{m}`", RELEASE_METRIC_TEXT.get(m, "")) for m in RELEASE_METRICS))
 
@@ -269,7 +269,7 @@ def _release_metric_table() -> str:
 def _index() -> dict[str, list[str]]:
     """name -> entries (Markdown) for :func:`describe`."""
     from .reference_keys import RELEASE_METRIC_TEXT
-    from .report import RELEASE_METRICS
+    from .document import RELEASE_METRICS
 
     pubs, attacks = _registries()
     idx: dict[str, list[str]] = {}
@@ -309,7 +309,7 @@ def describe(name: str) -> str:
     """The reference entry (Markdown) of a publisher, an attack, a metric (``FA``, ``correspondence.FA``,
     ``release.LM``), a group of scenario keys (``adversary``, ``spec``...) or ``exit-codes``.  Raises
     :class:`~multirelease.errors.InputError` for an unknown name."""
-    from .errors import InputError
+    from multirelease.errors import InputError
 
     idx = _index()
     key = name.strip()
@@ -333,14 +333,14 @@ def missing_entries() -> list[str]:
     docstring or a parameter's description, an attack metric without a meaning, a key of a parser, a release
     metric or an exit code without words (tests/test_reference.py asserts there is none)."""
     from . import reference_keys as K
-    from .dynamics import STREAM_KEYS
-    from .expect import EXIT_CODES
-    from .ledger_release import SPEC_KEYS
-    from .report import RELEASE_METRICS
-    from .schema import _ATTRIBUTE_KEYS, GENERALIZATIONS, ROLES
-    from .scenario import TARGETS, TOP_KEYS
-    from .sequence import ADVERSARY_KEYS
-    from .transitions import _KEYS as TRANSITION_KEYS
+    from multirelease.model.dynamics import STREAM_KEYS
+    from multirelease.expect import EXIT_CODES
+    from multirelease.ledger.operations import SPEC_KEYS
+    from .document import RELEASE_METRICS
+    from multirelease.model.schema import _ATTRIBUTE_KEYS, GENERALIZATIONS, ROLES
+    from multirelease.formats.scenario import TARGETS, TOP_KEYS
+    from multirelease.model.sequence import ADVERSARY_KEYS
+    from multirelease.model.transitions import _KEYS as TRANSITION_KEYS
 
     out = []
     pubs, attacks = _registries()
@@ -370,6 +370,6 @@ def missing_entries() -> list[str]:
                              ("targets value", TARGETS, K.TARGETS_TEXT),
                              ("release metric", RELEASE_METRICS, K.RELEASE_METRIC_TEXT),
                              ("exit code", set(EXIT_CODES.values()) | {2}, K.EXIT_TEXT)):
-        out += [f"{what} '{k}' has no words in multirelease/reference_keys.py" for k in keys if k not in text]
-        out += [f"{what} '{k}' of multirelease/reference_keys.py is not in the code" for k in text if k not in keys]
+        out += [f"{what} '{k}' has no words in multirelease/reports/reference_keys.py" for k in keys if k not in text]
+        out += [f"{what} '{k}' of multirelease/reports/reference_keys.py is not in the code" for k in text if k not in keys]
     return out

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from multirelease.errors import InputError
 
 __all__ = ["Hierarchy", "ROOT_LABEL", "MAX_LEAVES", "MAX_LEVELS", "parse_interval", "normalize_values"]
 

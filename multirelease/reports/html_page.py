@@ -1,11 +1,11 @@
 """The HTML report (issue 15): one self-contained offline page, built from the JSON report alone.
 
 :func:`render_html` turns the report dict that ``run``, ``certify`` and ``ledger --verify`` produce
-(:func:`multirelease.report.build_report`, DESIGN.md "Reports") into a page a privacy board can read: the
+(:func:`multirelease.reports.document.build_report`, DESIGN.md "Reports") into a page a privacy board can read: the
 verdict first, in plain words (what was checked, against which adversary, PASS / FAIL / UNKNOWN / nothing
 checked, and for UNKNOWN the proven interval and why it is not a value); then, per attack, its headline
 metric per release (matplotlib SVG, inline, with the requirement's threshold drawn), the worst targets, and
-the witness drawn as its paper draws it (:mod:`multirelease.html_witness`).  Because the page reads only the
+the witness drawn as its paper draws it (:mod:`multirelease.reports.html_witness`).  Because the page reads only the
 report dict, ``run`` and ``certify`` of the same files give the same page.
 
 The page loads nothing: no script, no external style sheet, font or image; every figure is inline SVG.
@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import InputError
-from .expect import parse_expectation
+from multirelease.errors import InputError
+from multirelease.expect import parse_expectation
 from .html_witness import draw_witness, esc, release_series
 
 __all__ = ["render_html", "write_html", "check_html_target", "VERDICT_TITLES"]
@@ -437,7 +437,7 @@ def _ledger_section(report: Mapping) -> str:
 
 
 def render_html(report: Mapping) -> str:
-    """The whole page (a ``str``) of one JSON report dict (:func:`multirelease.report.build_report`)."""
+    """The whole page (a ``str``) of one JSON report dict (:func:`multirelease.reports.document.build_report`)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
