@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_ledger import adult, stream  # noqa: E402
 from multirelease.errors import InputError  # noqa: E402
 from multirelease.ledger.operations import load_spec, make_release  # noqa: E402
-from multirelease.model.release import read_release_csv  # noqa: E402
+from multirelease.formats.release_csv import read_release_csv  # noqa: E402
 from multirelease.model.table import Table  # noqa: E402
 from multirelease.model.transitions import load_transitions  # noqa: E402
 

@@ -92,7 +92,7 @@ def write_releases(sequence, out: Path, notation: str = "native") -> list[Path]:
     import io
     import shutil
 
-    from multirelease.model.release import release_csv, write_counterfeits_csv
+    from multirelease.formats.release_csv import release_csv, write_counterfeits_csv
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))

@@ -88,7 +88,7 @@ import pandas as pd
 from multirelease.errors import InputError, SolverError
 from multirelease.params import Boolean, Interval, ListOf, Options, Text
 from multirelease.model.principles import Principle
-from multirelease.model.release import release_from_frame
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.table import Table
 from solver.worlds.analysis import analyze

@@ -20,7 +20,7 @@ from multirelease.cli import main
 from multirelease.errors import InputError
 from multirelease.model.hierarchy import Hierarchy
 from multirelease.pipeline import load_scenario
-from multirelease.model.release import read_release_csv, release_csv
+from multirelease.formats.release_csv import read_release_csv, release_csv
 
 from strategies import generalized_releases, leaf_set, schemas_and_tables
 

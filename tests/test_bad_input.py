@@ -582,7 +582,7 @@ def test_group_mixing_generalized_qi_values_accepted_as_anatomy(tmp_path):
     """The same file declared anatomy-style: accepted, one class per group (sizes 3, 4, 5, 4 as in the
     consistent file), while without a group column the adversary sees five classes of identical QI values
     (the moved row alone: [40,49] with America)."""
-    from multirelease.model.release import read_release_csv
+    from multirelease.formats.release_csv import read_release_csv
     from multirelease.model.schema import Schema
 
     schema = Schema.from_mapping(yaml.safe_load(SPEC.read_text(encoding="utf-8"))["schema"], base=DATA)

@@ -37,7 +37,8 @@ from hypothesis import strategies as st
 
 from multirelease.errors import InputError
 from multirelease.model.hierarchy import Hierarchy
-from multirelease.model.release import Release, release_from_frame
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.schema import Attribute, Schema
 from multirelease.model.table import Table
 from publishers import PUBLISHERS

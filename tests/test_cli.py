@@ -17,7 +17,7 @@ import yaml
 import attacks
 from attacks.base import AttackBase, AttackResult
 from multirelease.cli import main
-from multirelease.model.release import read_release_csv
+from multirelease.formats.release_csv import read_release_csv
 from multirelease.pipeline import load_scenario
 
 DATA = Path(__file__).resolve().parent / "data"

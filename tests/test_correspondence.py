@@ -21,7 +21,8 @@ from attacks.correspondence.closed import (B_class, C_pair, F_pair, b_crack, c_c
                                            f_crack, micro_f, sequence_crack)
 from multirelease.errors import InputError
 from multirelease.model.hierarchy import Hierarchy
-from multirelease.model.release import Release, release_from_frame
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.model.schema import Attribute, Schema
 from multirelease.model.sequence import Adversary, SequenceView

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from attacks.correspondence.attack import Correspondence
 from multirelease.model.hierarchy import Hierarchy
 from multirelease.model.linking import LINKING_ROLES
-from multirelease.model.release import release_from_frame
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.schema import Attribute, Schema
 from multirelease.model.sequence import Adversary, SequenceView
 from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas

@@ -72,7 +72,7 @@ from scipy import stats
 from multirelease.model.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.model.hierarchy import Hierarchy
-from multirelease.model.release import release_csv
+from multirelease.formats.release_csv import release_csv
 from multirelease.model.schema import Attribute, Schema
 from multirelease.model.table import Table
 from multirelease.model.transitions import TransitionModel

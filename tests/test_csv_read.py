@@ -167,7 +167,7 @@ def test_parquet_snapshot_loads_as_its_csv(tmp_path):
 def test_release_files_read_alike_with_either_reader(tmp_path, monkeypatch, notation):
     """A published release (native: quoted intervals ``"[47,48]"``; ARX: ``;``) read back by pyarrow - taken on
     these files - and by pandas: the same release, written out again byte for byte."""
-    from multirelease.model.release import read_release_bytes, release_csv
+    from multirelease.formats.release_csv import read_release_bytes, release_csv
 
     path = _scenario(tmp_path, {"file": str(ADULT / "adult.csv"), "separator": ";", "limit": 400})
     from multirelease.pipeline import run_scenario

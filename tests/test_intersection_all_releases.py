@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from attacks.intersection.attack import Intersection, tracked_candidate_sets
 from multirelease.model.hierarchy import Hierarchy
 from multirelease.model.principles import Principle
-from multirelease.model.release import Release, release_from_frame
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.schema import Attribute, Schema
 from multirelease.model.sequence import Adversary, ReleaseSequence
 

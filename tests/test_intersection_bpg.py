@@ -29,7 +29,8 @@ from attacks.intersection.attack import Intersection
 from multirelease.cli import main
 from multirelease.errors import InputError
 from multirelease.model.principles import Principle
-from multirelease.model.release import Release, release_from_frame, write_release_csv
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import release_from_frame, write_release_csv
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.model.hierarchy import Hierarchy
 from multirelease.model.schema import Attribute, Schema

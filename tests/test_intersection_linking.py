@@ -31,7 +31,7 @@ from attacks.intersection.attack import Intersection
 from multirelease.model.hierarchy import Hierarchy
 from multirelease.model.linking import Linking
 from multirelease.model.principles import Principle
-from multirelease.model.release import release_from_frame
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.schema import Attribute, Schema
 from multirelease.model.sequence import Adversary, ReleaseSequence
 from test_intersection_all_releases import _valid, principles, uid_streams

@@ -15,7 +15,7 @@ from numpy.testing import assert_allclose
 from attacks import ATTACKS, AttackResult
 from attacks.linking import Linking
 from multirelease.errors import InputError
-from multirelease.model.release import release_from_frame
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.schema import Schema
 from multirelease.model.sequence import SequenceView
 from multirelease.model.table import Table, read_table

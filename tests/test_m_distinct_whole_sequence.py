@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from attacks import ATTACKS
 from multirelease.errors import InputError
-from multirelease.model.release import release_from_frame
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.transitions import TransitionModel
 from publishers import PUBLISHERS

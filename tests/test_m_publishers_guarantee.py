@@ -280,7 +280,7 @@ def _published_folder(tmp: Path, seed: int) -> tuple[list[pd.DataFrame], list[di
     the published folder (``release_<i>.csv``, ``counterfeits_<i>.csv`` as ``run --out`` writes them, read back
     as text) and the truth behind each file (person per row, ``None`` for a counterfeit)."""
     from multirelease.pipeline import load_scenario_document, run_scenario
-    from multirelease.model.release import write_counterfeits_csv, write_release_csv
+    from multirelease.formats.release_csv import write_counterfeits_csv, write_release_csv
 
     path = ROOT / "scenarios" / "li_zhou_toy_m_distinct.yaml"
     doc = yaml.safe_load(path.read_text())

@@ -13,7 +13,8 @@ from numpy.testing import assert_allclose
 from multirelease.errors import InputError
 from multirelease.model.metrics import (average_information_loss, discernibility, discernibility_normalized,
                                   entropy_metric, fem, leaf_frequencies, loss_metric, release_metrics, vem)
-from multirelease.model.release import Release, release_from_frame
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.schema import Schema
 from multirelease.model.table import Table
 from publishers.mondrian import Mondrian

@@ -50,7 +50,7 @@ from hypothesis import strategies as st
 from attacks import ATTACKS
 from bruteforce import intersection_failures, linking_failures, min_linkability, sequence_worlds, tuple_pins
 from multirelease.errors import InputError
-from multirelease.model.release import release_from_frame
+from multirelease.formats.release_csv import release_from_frame
 from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.table import Table
 from publishers import PUBLISHERS

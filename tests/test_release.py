@@ -11,7 +11,8 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 from multirelease.errors import InputError
-from multirelease.model.release import Release, read_release_csv, write_release_csv
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import read_release_csv, write_release_csv
 
 from strategies import cut_releases, generalized_releases, leaf_set, local_recodings, mondrian_regions, \
     schemas_and_tables

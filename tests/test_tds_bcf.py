@@ -207,7 +207,7 @@ def _pairs_keep_children(r1: Release, r2a: Release, r2b: Release) -> bool:
 
 
 def _release(schema: Schema, rows: list[dict]) -> Release:
-    from multirelease.model.release import release_from_frame
+    from multirelease.formats.release_csv import release_from_frame
 
     return release_from_frame(schema, pd.DataFrame(rows, dtype=object))
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 from multirelease.errors import InputError
 from multirelease.expect import Expectation
-from multirelease.model.release import Release, counterfeits_from_frame, read_release_csv, release_from_frame
+from multirelease.model.release import Release
+from multirelease.formats.release_csv import counterfeits_from_frame, read_release_csv, release_from_frame
 from multirelease.model.schema import Schema
 from multirelease.model.sequence import Adversary
 from multirelease.model.table import Change, Table, read_table

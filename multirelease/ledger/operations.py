@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from multirelease.errors import InputError
-from multirelease.model.release import release_csv as release_text
+from multirelease.formats.release_csv import release_csv as release_text
 from .store import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
 from .gate import GateResume, last_snapshot, record as record_gate
 from multirelease.formats.scenario import load_yaml
@@ -421,7 +421,7 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
     was made with.  ``files`` None: the files the ledger recorded.  Returns ``(plan, problems)``, problems
     being the recorded files that are missing or whose SHA-256 changed."""
     from multirelease import pipeline
-    from multirelease.model.release import read_release_csv
+    from multirelease.formats.release_csv import read_release_csv
 
     with Ledger(ledger_dir, write=False) as led:
         history = led.history()

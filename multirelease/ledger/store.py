@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.model.release import Release, ReleaseTruth, counterfeits_from_frame, read_release_bytes
+from multirelease.model.release import Release, ReleaseTruth
+from multirelease.formats.release_csv import counterfeits_from_frame, read_release_bytes
 from multirelease.model.schema import Schema
 from multirelease.model.table import Table
 

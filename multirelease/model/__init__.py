@@ -3,7 +3,7 @@
 * :mod:`.hierarchy` - generalization hierarchies and the leaf-code encoding every value is stored in;
 * :mod:`.schema` - attributes, their roles (identifier, quasi, sensitive, linking) and the schema of a table;
 * :mod:`.table` - raw tables (snapshots) keyed by identifier, and the changes between two of them;
-* :mod:`.release` - what a recipient sees, as leaf-code ranges (and its CSV layout: ``to_frame``);
+* :mod:`.release` - what a recipient sees, as leaf-code ranges (its CSV layout: ``Release.to_frame``);
 * :mod:`.sequence` - release sequences and what the adversary knows (:class:`SequenceView`, :class:`Adversary`);
 * :mod:`.linking` - the published columns that are neither quasi-identifier nor sensitive;
 * :mod:`.transitions` - the public update model of sensitive values (Li & Zhou, 000);

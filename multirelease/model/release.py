@@ -1,7 +1,7 @@
-"""Releases: what a recipient sees, as leaf-code ranges, and the release CSV format of the contract.
+"""Releases: what a recipient sees, as leaf-code ranges.
 
-Over 500 lines because it is one data type with its one file format: the class, its vectorized relations, and
-the reading and writing of release files (either notation; the cells of ARX's live in :mod:`multirelease.formats.arx`).
+The class and its vectorized relations; release files are read and written by
+:mod:`multirelease.formats.release_csv` (the cells of ARX's notation: :mod:`multirelease.formats.arx`).
 
 A :class:`Release` holds one published table: for each row and each published quasi-identifier a leaf-code
 range ``[lo, hi]`` (plus a bitset for ``subsets`` attributes), the composite sensitive value, the other
@@ -29,23 +29,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from multirelease.errors import InputError
-from .hierarchy import _scalar
 from .schema import Attribute, Schema
-from .table import composite_sensitive, refuse_missing_sensitive
 
-__all__ = [
-    "Release", "ReleaseTruth", "contains", "comparable", "generalizes", "writes_group",
-    "read_release_csv", "write_release_csv", "read_counterfeits_csv", "write_counterfeits_csv",
-    "release_from_frame", "read_release_bytes", "release_csv",
-]
+__all__ = ["Release", "ReleaseTruth", "contains", "comparable", "generalizes", "writes_group", "RESERVED_COLUMNS"]
 
+#: the columns of a release file that are not attributes
 RESERVED_COLUMNS = ("group", "uid")
 
 
@@ -333,7 +326,7 @@ def writes_group(release: "Release") -> bool:
     return not np.array_equal(np.asarray(release.group, dtype=np.int64), qi_classes + 1)
 
 
-# ---------------------------------------------------------------------- files
+# ---------------------------------------------------------------------- groups and classes
 
 
 def _first_mixed_group(group: np.ndarray, classes: np.ndarray) -> tuple[int, int, int] | None:
@@ -349,208 +342,3 @@ def _first_mixed_group(group: np.ndarray, classes: np.ndarray) -> tuple[int, int
     same = np.flatnonzero(group == group[i])
     j = int(same[classes[same] != classes[i]][0])
     return int(group[i]), i, j
-
-
-# ---------------------------------------------------------------------- CSV I/O
-def _scalars(col: pd.Series) -> pd.Series:
-    """``col.map(_scalar)``, computed once per distinct cell when every cell is text (a release of 10^6 rows
-    has a few thousand distinct cells per column; cells of other types - YAML rows - are mapped one by
-    one, as ``True`` and ``1`` would be one value to a factorization)."""
-    if not len(col) or (col.dtype == object and not all(type(x) is str for x in col)):
-        return col.map(_scalar)
-    codes, uniques = pd.factorize(col, use_na_sentinel=False)
-    mapped = np.array([_scalar(u) for u in uniques], dtype=object)
-    return pd.Series(mapped[codes], index=col.index, name=col.name, dtype=object)
-
-
-def _unique_text(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(col.to_numpy(dtype=str), return_inverse=True)`` by a factorization (sorting the distinct
-    cells only; a sort of 10^6 strings was most of the parsing time)."""
-    codes, uniques = pd.factorize(col, use_na_sentinel=False)
-    u = np.asarray(uniques, dtype=str)
-    order = np.argsort(u, kind="stable")
-    rank = np.empty(len(u), np.int64)
-    rank[order] = np.arange(len(u))
-    return u[order], rank[codes]
-
-
-def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
-                       counterfeits: Mapping[int, int] | None = None, anatomy: bool = False,
-                       notation: str | None = None) -> Release:
-    """Parse a frame in the release CSV layout (text cells) into a :class:`Release`.
-
-    A ``group`` whose rows carry different generalized QI values is bad input (key ``group <id>``, naming two
-    such rows by data row and file line, the header being line 1) unless ``anatomy`` declares an
-    anatomy-style release, where the class is the group (module docstring); ``anatomy`` needs a ``group``
-    column.  QI cells are read in the project's notation (``notation="native"``) or in ARX's, which reads every
-    native cell the same (:mod:`multirelease.formats.arx`; ``None`` or ``"arx"``).
-    """
-    from multirelease.formats import arx
-
-    frame = frame.copy()
-    frame.columns = [str(c).strip() for c in frame.columns]
-    attrs = []
-    for col in frame.columns:
-        if col in RESERVED_COLUMNS:
-            continue
-        if col not in schema:
-            raise InputError(f"unknown attribute '{col}'", file=source, key=f"column {col}")
-        if schema[col].role == "identifier":
-            raise InputError(f"column '{col}' is the identifier; releases never publish it", file=source,
-                             key=f"column {col}")
-        attrs.append(col)
-    if len(set(attrs)) != len(attrs):
-        raise InputError("a column appears twice", file=source)
-    attributes = schema.restrict(attrs)
-    quasi = [n for n in attributes if schema[n].is_quasi]
-    n = len(frame)
-    lo = np.zeros((n, len(quasi)), dtype=np.int32)
-    hi = np.zeros((n, len(quasi)), dtype=np.int32)
-    masks: dict[str, np.ndarray] = {}
-    for j, name in enumerate(quasi):
-        a = schema[name]
-        parse = a.parse_cell if notation == "native" else (lambda text, a=a: arx.parse_cell(a, text))
-        uniq, inv = _unique_text(_scalars(frame[name]))
-        parsed = np.zeros((len(uniq), 3), dtype=object)
-        for u, text in enumerate(uniq):
-            try:
-                parsed[u] = parse(text)
-            except InputError as exc:
-                row = int(np.flatnonzero(inv == u)[0]) + 2  # header is line 1
-                raise InputError(exc.problem, file=source, key=f"column {name}, line {row}") from None
-        lo[:, j] = parsed[inv, 0].astype(np.int32)
-        hi[:, j] = parsed[inv, 1].astype(np.int32)
-        if a.is_subsets:
-            masks[name] = np.array([int(x) for x in parsed[inv, 2]], dtype=np.uint64)
-    sens = [x for x in attributes if schema[x].is_sensitive]
-    for name in sens:
-        h = schema[name].hierarchy
-        if h is not None:
-            bad = ~_scalars(frame[name]).isin(h._leaf_index.keys())
-            if bad.any():
-                row = int(np.flatnonzero(bad.to_numpy())[0]) + 2
-                raise InputError(f"value '{frame[name][bad].iloc[0]}' is not in the hierarchy of '{name}'",
-                                 file=source, key=f"column {name}, line {row}")
-    refuse_missing_sensitive(schema, frame, sens, source=source)  # blank / NaN: declared or refused
-    sensitive = composite_sensitive(pd.DataFrame({c: _scalars(frame[c]) for c in sens}, index=frame.index)
-                                    if len(frame) else frame, sens)
-    others = [x for x in attributes if not schema[x].is_quasi and not schema[x].is_sensitive]
-    other = pd.DataFrame({c: _scalars(frame[c]) for c in others}).reset_index(drop=True) if others else None
-    group = None
-    if "group" in frame.columns:
-        try:
-            numbers = pd.to_numeric(frame["group"], downcast=None).to_numpy(dtype=np.float64)
-        except (ValueError, TypeError):
-            numbers = np.array([np.nan])
-        if np.isnan(numbers).any() or (numbers != np.round(numbers)).any():
-            raise InputError("group ids must be integers", file=source, key="column group")
-        group = numbers.astype(np.int64)
-    if anatomy and group is None:
-        raise InputError("an anatomy release needs a group column", file=source, key="column group")
-    if group is not None and not anatomy:
-        classes = _class_index(np.column_stack([group, _qi_key(lo, hi, masks)]))
-        mixed = _first_mixed_group(group, classes)
-        if mixed is not None:
-            g, i, j = mixed
-            differ = [name for k, name in enumerate(quasi) if lo[i, k] != lo[j, k] or hi[i, k] != hi[j, k]
-                      or (name in masks and masks[name][i] != masks[name][j])]
-            raise InputError(_mixed_problem(frame, differ, i, j), file=source, key=f"group {g}")
-    if counterfeits and group is not None and set(counterfeits) - set(group.tolist()):
-        raise InputError(f"counterfeits for group {min(set(counterfeits) - set(group.tolist()))}, which the release "
-                         "does not have", file=source, key="column group")
-    uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
-    return Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
-                   other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None,
-                   anatomy=anatomy)
-
-
-def _mixed_problem(frame: pd.DataFrame, differ: Sequence[str], i: int, j: int) -> str:
-    """The problem text of a group mixing rows ``i`` and ``j`` (0-based data rows): their cells, as
-    written, of the QIs ``differ`` on which they differ."""
-    def cells(r: int) -> str:
-        return ", ".join(f"{name}={_scalar(frame[name].iloc[r])}" for name in differ)
-
-    return (f"mixes rows the adversary tells apart by their generalized QI values: data row {i + 1} (line "
-            f"{i + 2}) has {cells(i)}, data row {j + 1} (line {j + 2}) has {cells(j)} "
-            f"(declare an anatomy release if the QIs are published exactly on purpose)")
-
-
-def read_release_csv(path: str | Path, schema: Schema, *, counterfeits: str | Path | None = None,
-                     separator: str | None = None, anatomy: bool = False, notation: str | None = None) -> Release:
-    """Read a release file (and optionally its counterfeit statistics) in the contract's CSV format;
-    ``anatomy`` declares an anatomy-style release (:func:`release_from_frame`).  ``notation`` ``native`` /
-    ``arx`` fixes the notation and its separator (``,`` / ``;``); ``None`` tells the separator from the header
-    and reads the cells in ARX's notation, which reads every native cell the same (:mod:`multirelease.formats.arx`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", file=str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", file=str(path)) from None
-    return read_release_bytes(data, schema, source=str(path), counterfeits=read_counterfeits_csv(counterfeits)
-                              if counterfeits is not None else None, separator=separator, anatomy=anatomy,
-                              notation=notation)
-
-
-def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits: Mapping[int, int] | None = None,
-                       separator: str | None = None, anatomy: bool = False, notation: str | None = None) -> Release:
-    """:func:`read_release_csv` of a file's bytes (``source`` names it in errors)."""
-    from multirelease.formats.arx import SEPARATORS, detect_separator
-    from multirelease.formats.csv_read import read_csv_bytes
-
-    if separator is None:
-        if notation is not None:
-            separator = SEPARATORS[notation]
-        else:
-            header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
-            separator = detect_separator(header, (*schema.names, *RESERVED_COLUMNS))
-    try:  # pyarrow where it reads as pandas does, else pandas (multirelease.formats.csv_read)
-        frame = read_csv_bytes(data, separator)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=source) from None
-    if not len(frame):
-        raise InputError("the release file holds no records", file=source)
-    return release_from_frame(schema, frame, source=source, counterfeits=counterfeits, anatomy=anatomy,
-                              notation=notation)
-
-
-def release_csv(release: Release, notation: str = "native") -> str:
-    """The text of a release file: the contract's CSV (``group`` column first) or ARX's (``;``, ARX cells)."""
-    from multirelease.formats.arx import SEPARATORS
-
-    return release.to_frame(notation=notation).to_csv(index=False, sep=SEPARATORS[notation])
-
-
-def write_release_csv(release: Release, path: str | Path, notation: str = "native") -> None:
-    """Write a release file (:func:`release_csv`)."""
-    Path(path).write_text(release_csv(release, notation), encoding="utf-8")
-
-
-def counterfeits_from_frame(frame: pd.DataFrame, *, source: str | None = None) -> dict[int, int]:
-    cols = [str(c).strip() for c in frame.columns]
-    if cols != ["group", "counterfeits"]:
-        raise InputError("counterfeit statistics need exactly the columns group,counterfeits", file=source)
-    try:
-        g, c = (pd.to_numeric(frame.iloc[:, j]) for j in (0, 1))
-        if g.isna().any() or c.isna().any() or (g != g.round()).any() or (c != c.round()).any():
-            raise ValueError("not integers")  # 1.5 would have been cut to 1
-        g, c = g.astype(np.int64), c.astype(np.int64)
-    except (ValueError, TypeError):
-        raise InputError("group and counterfeits must be integers", file=source) from None
-    if g.duplicated().any():
-        raise InputError(f"group {g[g.duplicated()].iloc[0]} appears twice", file=source, key="column group")
-    if (c < 0).any():
-        raise InputError("counterfeit counts must be >= 0", file=source, key="column counterfeits")
-    return dict(zip(g.tolist(), c.tolist()))
-
-
-def read_counterfeits_csv(path: str | Path) -> dict[int, int]:
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("file not found", file=str(path))
-    return counterfeits_from_frame(pd.read_csv(path, dtype=str, keep_default_na=False), source=str(path))
-
-
-def write_counterfeits_csv(counterfeits: Mapping[int, int], path: str | Path) -> None:
-    pd.DataFrame({"group": list(counterfeits), "counterfeits": list(counterfeits.values())}).to_csv(path, index=False)

@@ -245,7 +245,7 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
     import pandas as pd
 
     from attacks import ATTACKS
-    from multirelease.model.release import release_from_frame
+    from multirelease.formats.release_csv import release_from_frame
     from multirelease.model.table import Table
 
     if not history:  # None: not kept; []: a first release, one layer: every node of an m-unique group is feasible
