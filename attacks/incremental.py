@@ -6,7 +6,7 @@ An attack that can be extended has three methods besides ``run``:
 * ``extend(state, view, index) -> (AttackResult, state)``: ``view`` holds the *new* release only (release
   ``index`` of the sequence, with the population behind it), ``state`` what the attack kept of releases
   ``1 .. index - 1`` (``None`` for the first).  The result is the one ``run`` gives on the whole sequence -
-  the same code computes it, on the same arrays (tests/test_ledger_incremental.py checks figures, witnesses
+  the same code computes it, on the same arrays (tests/ledger/test_ledger_incremental.py checks figures, witnesses
   and verdicts against a from-scratch certify of the same files);
 * ``state_parts(state) -> (part, summary)``: what to store for the release just added (``part``: bytes kept
   once per release, append-only) and for the prefix so far (``summary``: small, replaced every release);

@@ -19,7 +19,7 @@ tables' transient values): l = 2, 0 published (85 budget, 15 impossible), with `
 most_general).  ``--sensitive persistent`` (the whole-sequence check for an adversary who takes values as
 persistent): l = 1.5, 9 published (2 more refused by ``check``), with ``--shrink`` 14 (8 ``check``).  The
 same figures in any order of the cases and any process (no state is shared between publications; the refusal
-counts of tests/test_publisher_guarantees.py moved with test order because hypothesis drew constants from the
+counts of tests/publishers/test_publisher_guarantees.py moved with test order because hypothesis drew constants from the
 modules imported so far: tests/conftest.py imports them all first).  Four values spread at random over 6-12
 people rarely allow p <= 1/2 twice: a value held by a fraction f of a class in two releases gives p about
 1 - (1 - f)^2.

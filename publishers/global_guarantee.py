@@ -62,7 +62,7 @@ survivals ``S_k(o, s) >= 1 - 1/l`` of every individual and protected value - the
 whole sequence for the transient-value adversary the paper assumes (``sensitive: free``).  An adversary who
 takes values as *persistent* (the default adversary) intersects the releases: a class of release 2 whose
 older members cannot hold ``s`` (release 1) forces ``s`` on its new member, although every release alone
-and the survival product pass (tests/test_guarantee_holes.py keeps such a case: ``min_linkability = 1``).
+and the survival product pass (tests/publishers/test_guarantee_holes.py keeps such a case: ``min_linkability = 1``).
 So the possible-worlds attack also runs, persistent values, on the *whole sequence* - the earlier releases
 and snapshots are kept in the private state (``history``) while the sequence has at most
 :data:`SEQUENCE_ROWS` rows; above it that check is not made (the publisher cannot see the spec's adversary,

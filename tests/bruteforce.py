@@ -1,15 +1,15 @@
-"""Brute forces written from the papers, for the registry-wide property (tests/test_publisher_guarantees.py).
+"""Brute forces written from the papers, for the registry-wide property (tests/publishers/test_publisher_guarantees.py).
 
 The team's other brute forces stay in their test modules and are imported from there (m-invariance /
-m-Distinct: tests/test_m_publishers_guarantee.py; Wong et al.'s worlds: tests/test_global_guarantee.py;
-Fung et al.'s FA / CA / BA: tests/test_bcf_any_r1.py).  Here, the ones no module had at the size of that
+m-Distinct: tests/publishers/test_m_publishers_guarantee.py; Wong et al.'s worlds: tests/publishers/test_global_guarantee.py;
+Fung et al.'s FA / CA / BA: tests/publishers/test_bcf_any_r1.py).  Here, the ones no module had at the size of that
 property:
 
 * :func:`linking_failures` - k-anonymity and distinct l-diversity of every class of one published file;
 * :func:`intersection_failures` - Barbosa et al. section 4 by its set algebra: for every uid and every subset
   of the releases (itertools), the candidate set the adversary builds from those releases alone (the
   intersection of the uid's classes where it is published, minus every release it is absent from) must
-  satisfy the principle.  The permutation brute force of tests/test_intersection_all_releases.py enumerates
+  satisfy the principle.  The permutation brute force of tests/attacks/test_intersection_all_releases.py enumerates
   every one-to-one map of individuals to uids: exact but ``n!``, past reach at 10-20 uids;
 * :func:`sequence_worlds` - Shmueli & Tassa's possible worlds (Definition 3.1) of a sequence with insertions:
   every distinct arrangement of the last table's sensitive multiset over its individuals that every release

@@ -4,7 +4,7 @@ Publishing", EDBT 2008), as pure functions of group counts.
 They hold under the paper's assumptions - global recoding by a *cut* of every taxonomy in every release, so
 that a target matches exactly one class per release and "comparable" is transitive enough for Lemmas 4.1 -
 4.3.  Elsewhere (local recoding, Mondrian regions, overlapping classes) they are not proofs; the exact
-engines of :mod:`solver` are (``tests/test_correspondence.py`` checks both agree on cuts).
+engines of :mod:`solver` are (``tests/attacks/test_correspondence.py`` checks both agree on cuts).
 
 Two releases (section 4), for a target ``P`` matching ``(qid1, qid2)`` and ``(g1, g2)`` in
 ``CG(qid1, qid2)`` (the groups of the two classes with one sensitive value):

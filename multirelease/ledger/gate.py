@@ -8,7 +8,7 @@ attack that can be extended one release at a time (:mod:`attacks.incremental`: `
 links, uids, classes) and a summary of the prefix (its rows, its worst case) - and
 :func:`multirelease.pipeline.run_ledger_step` extends it by the new release: no earlier release is read,
 parsed, published or attacked again, and the result is the one the attack gives on the whole sequence
-(tests/test_ledger_incremental.py: verdict, figures and witnesses equal a from-scratch ``certify`` of the
+(tests/ledger/test_ledger_incremental.py: verdict, figures and witnesses equal a from-scratch ``certify`` of the
 same files).  The release metrics of every release are kept too.
 
 **Trust.**  A state is used only when it was kept for exactly the releases the ledger holds: a part for every

@@ -24,7 +24,7 @@ same secret-seeded choices); after it, the next call renames the synced temporar
 from the ledger's copy), and a re-run with the same SNAPSHOT and FILE finds the release already recorded.
 The publishers' random choices are seeded from the ledger's secret, never from the spec.  The environment
 variable ``MULTIRELEASE_FAULT_POINT`` names a point of this procedure where the process kills itself with
-SIGKILL (or waits, :func:`_point`): it is set only by the tests (tests/test_ledger.py).
+SIGKILL (or waits, :func:`_point`): it is set only by the tests (tests/ledger/test_ledger.py).
 """
 from __future__ import annotations
 

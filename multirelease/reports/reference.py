@@ -13,7 +13,7 @@ the code does not do:
   :mod:`multirelease.reports.reference_keys`.
 
 ``multirelease describe NAME`` prints one entry (:func:`describe`); :func:`missing_entries` lists what the
-reference cannot say (tests/test_reference.py asserts there is nothing).  The pages themselves, with the
+reference cannot say (tests/reports/test_reference.py asserts there is nothing).  The pages themselves, with the
 commands read from the CLI's click tree and the Python API, are written by :mod:`multirelease.reports.reference_pages`
 (``python -m multirelease.reports.reference_pages docs/``), which imports this module and the CLI: the CLI's
 ``describe`` imports this one, so neither imports the other back.  Like the CLI, this module reads the
@@ -331,7 +331,7 @@ def describe(name: str) -> str:
 def missing_entries() -> list[str]:
     """What the reference cannot say, one line each: a registered publisher or attack without ``paper``,
     docstring or a parameter's description, an attack metric without a meaning, a key of a parser, a release
-    metric or an exit code without words (tests/test_reference.py asserts there is none)."""
+    metric or an exit code without words (tests/reports/test_reference.py asserts there is none)."""
     from . import reference_keys as K
     from multirelease.model.dynamics import STREAM_KEYS
     from multirelease.expect import EXIT_CODES

@@ -6,7 +6,7 @@ The *names* come from the code that parses them (``scenario.TOP_KEYS``, ``sequen
 these tables only say what they mean (this module imports nothing).  :func:`multirelease.reports.reference.missing_entries`
 lists every name of the code without an entry
 here (or an entry that names nothing), and every registered publisher or attack without paper, docstring,
-parameter or metric descriptions; ``tests/test_reference.py`` asserts the list is empty, so a key added to a
+parameter or metric descriptions; ``tests/reports/test_reference.py`` asserts the list is empty, so a key added to a
 parser or a class added to a registry cannot be left out of the reference.
 """
 from __future__ import annotations

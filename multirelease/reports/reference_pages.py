@@ -4,7 +4,7 @@ The entries (publishers, attacks, metrics, scenario and ledger-spec keys, exit c
 :mod:`multirelease.reports.reference`; this module adds the commands, read from the CLI's own click tree (arguments,
 options, help), and the Python API from ``multirelease.__all__`` (signatures and docstrings), and writes or
 compares the pages.  ``python -m multirelease.reports.reference_pages DIR --check`` exits 1 when the committed pages
-differ from what the code generates now (tests/test_reference.py runs the same comparison).
+differ from what the code generates now (tests/reports/test_reference.py runs the same comparison).
 """
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ What these formulas assume, and the publisher makes sure of before it trusts the
 (:func:`publishers.bcf.state.incremental_chain`): every earlier release is a cut of the same taxonomies,
 was made by this anonymizer with the same ``k`` (so it is BCF-anonymous and its ``x_B`` are stored), and the
 output is still checked by the exact engine (:mod:`publishers.bcf.exact`): the closed forms are exact for two
-releases only, and Theorem 5.1 has a counterexample (tests/test_tds_bcf.py).
+releases only, and Theorem 5.1 has a counterexample (tests/publishers/test_tds_bcf.py).
 """
 from __future__ import annotations
 

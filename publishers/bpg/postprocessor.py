@@ -254,7 +254,7 @@ class BPG(PublisherBase):
         database is re-read) and refined by this release's classes (:func:`refine_blocks`), then judged by
         the attack's own :func:`attacks.intersection.core.judge`.  A BPG record never changes its sensitive
         value (an update is a new record with a new uid), so a block is judged once: the same verdict as
-        ``ATTACKS["intersection"]`` on all the releases (tests/test_publisher_guarantees.py compares them),
+        ``ATTACKS["intersection"]`` on all the releases (tests/publishers/test_publisher_guarantees.py compares them),
         at the cost of one factorization and one sort of the records ever seen per release instead of ``n``
         of them (running the attack on every release at each release doubled BPG's share of the release
         time on benchmarks/bench_bpg.py).  The section 6 invariant implies the guarantee; this re-derives it

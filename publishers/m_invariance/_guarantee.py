@@ -239,7 +239,7 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
     sequence, rebuilt from ``history``.  :func:`attack_checks` renames a record whose value changed (a new
     lifespan, persistent values) and looks at the last two releases; an adversary who links versions by
     quasi-identifiers and knows the model does neither, and an update outside the model can leave a value
-    with no feasible edge (tests/test_guarantee_holes.py).  ``cache`` (the publisher's, in-process) keeps the
+    with no feasible edge (tests/publishers/test_guarantee_holes.py).  ``cache`` (the publisher's, in-process) keeps the
     releases rebuilt from history entries it has seen (keyed by the entry object itself, so a state read back
     from JSON is rebuilt).  Returns whether the check ran."""
     import pandas as pd

@@ -1,6 +1,6 @@
 """The release of m-invariance and m-Distinct from their QI-groups (:func:`publish_groups`): generalization to
 the closure of each group's real rows, counterfeit rows that nothing but the counterfeit statistics tells from
-real ones (issue 13, item 2; tests/test_counterfeit_indistinguishable.py), and the statistics.
+real ones (issue 13, item 2; tests/publishers/test_counterfeit_indistinguishable.py), and the statistics.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def publish_groups(snapshot: Table, attributes: Sequence[str], groups: list[Grou
     row's position in the file nor in its group says anything, and the statistics are listed in group-id order;
     a counterfeit's other published columns (neither quasi-identifier nor sensitive) are those of a random
     person of the snapshot inside the group's region who is not in the group (a copy of a member would give
-    every counterfeit a twin, tests/test_counterfeit_indistinguishable.py), of anyone outside the group when
+    every counterfeit a twin, tests/publishers/test_counterfeit_indistinguishable.py), of anyone outside the group when
     nobody else is inside; groups without a real row are not published."""
     schema = snapshot.schema
     attributes = schema.restrict(attributes)

@@ -67,7 +67,7 @@ can refill are those of rare values; the intersection buckets' counterfeits rank
 speed, intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there
 are fewer), since all pairs are quadratic in the number of buckets.  Left, and weak: on the full Adult stream
 counterfeits sit at the middle of their group's values (in the domain's order) slightly more often than real
-rows; the measurements and two attempts that did not close it are in tests/test_counterfeit_indistinguishable.py.
+rows; the measurements and two attempts that did not close it are in tests/publishers/test_counterfeit_indistinguishable.py.
 """
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ class MInvariance(PublisherBase):
     declared ``update_graph`` requirement is also checked as the pipeline judges it: population linkage, that
     model, the *whole* sequence so far (its releases and snapshots kept in the private state,
     :func:`publishers.m_invariance._guarantee.sequence_check`) - the pairwise identity check misses an update outside
-    the model (tests/test_guarantee_holes.py).  A release that fails is refused (:class:`InputError`, one
+    the model (tests/publishers/test_guarantee_holes.py).  A release that fails is refused (:class:`InputError`, one
     line).
     """
 

@@ -18,7 +18,7 @@ of the publisher's ``l`` worlds, and the possible-worlds attack finds it l-linka
   probabilities are; they are not read, so the attack runs with the smallest counting budget).
   ``max_breach <= 1/l`` is *not* required: it is Definition 3.3's plain fraction over every possible world,
   which Algorithm 2 does not bound (Example 4.2 of the paper reaches 2/3 for l = 2;
-  ``tests/test_sequential_diversity.py`` keeps it); Theorem 4.1 bounds the belief of an adversary who looks
+  ``tests/publishers/test_sequential_diversity.py`` keeps it); Theorem 4.1 bounds the belief of an adversary who looks
   for the algorithm's l-diverse sets of worlds instead.  The attack runs when the release has at most
   ``attack_rows`` rows (default 5,000; on Adult's 30,162 rows the engine's sampler finds no start world
   within its time limit); above it the consistency proof alone stands.

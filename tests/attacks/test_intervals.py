@@ -42,7 +42,7 @@ from multirelease.model.table import Table
 from strategies import (cut_releases, local_recodings, mondrian_regions, raw_tables, schemas,
                         schemas_and_tables, stream_params, transition_models)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT.parent / "shared" / "data" / "adult"
 
 

@@ -17,7 +17,7 @@ from multirelease.reports.document import RELEASE_METRICS
 from publishers import PUBLISHERS
 from publishers.base import PublisherBase
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 

@@ -8,7 +8,7 @@ value is one of them, so a generator's buddies agree on the sensitive value *and
   (QI ``a`` with blood type B, QI ``b`` with blood type A) without the column; with it, only of the ``b`` one,
   so the F-attack cracks it for a target ``a`` at ``T1`` (crack 1, not 0), by the exact engine and by the
   closed forms (Theorem 4.2 on linked values);
-* the brute force of tests/test_correspondence.py (every generator: injective buddy maps of equal values
+* the brute force of tests/attacks/test_correspondence.py (every generator: injective buddy maps of equal values
   whose chains have a common instantiation; Definitions 3.1 - 3.6 and their chain reading) given each
   record's sensitive value and linking tuple, read from the published frame, compared with the exact engines
   on random 2-4 release continuous-publishing sequences (insertions only: the paper's model has no deletion

@@ -1,5 +1,5 @@
 """m-Distinct's releases against the update-graph attack over the *whole* sequence (issue 13, the hole
-m-invariance had: commit f7ab8b0, tests/test_guarantee_holes.py).
+m-invariance had: commit f7ab8b0, tests/publishers/test_guarantee_holes.py).
 
 m-invariance's own check renamed a record whose value changed and looked at the last two releases; the
 pipeline's adversary (Li & Zhou section III, Definition 6: versions linked through the population's
@@ -107,7 +107,7 @@ def test_m_distinct_keeps_every_node_over_the_whole_sequence(name, outside):
 
 
 def test_the_checker_finds_m_invariances_hole(tmp_path):
-    """tests/test_guarantee_holes.py's first counterexample (seed 3: release 2, record idx00082q): m-invariance
+    """tests/publishers/test_guarantee_holes.py's first counterexample (seed 3: release 2, record idx00082q): m-invariance
     without the public model bound publishes release 2, and :func:`whole_sequence_findings` finds the vulnerable
     value there; bound, it refuses that release."""
     import pandas as pd

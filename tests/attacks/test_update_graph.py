@@ -19,7 +19,7 @@ from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.transitions import TransitionModel, load_transitions
 from strategies import raw_tables, schemas, stream_params, sug_layers, transition_models
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 VALUES = ("a", "b", "c", "d", "e")
 
 

@@ -43,7 +43,7 @@ from publishers.sequential.diversity import (
 
 from strategies import raw_tables, schemas
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------------- checkers

@@ -21,7 +21,7 @@ from multirelease.model.sequence import SequenceView
 from multirelease.model.table import Table, read_table
 from publishers.mondrian import Mondrian
 
-ADULT = Path(__file__).parent.parent.parent / "shared/data/adult"
+ADULT = Path(__file__).parents[1].parent.parent / "shared/data/adult"
 
 SPEC = {"attributes": {
     "age": {"role": "quasi", "hierarchy": {"numeric": {"min": 20, "max": 29}}},

@@ -21,7 +21,7 @@ from multirelease.pipeline import load_scenario
 
 pytest.importorskip("pyarrow")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT.parent / "shared" / "data" / "adult"
 
 # fields: text with spaces (leading ones too), tabs, separators of the other kind, non-ASCII, empty

@@ -321,7 +321,7 @@ def test_pipeline_binds_the_scenarios_adversary(tmp_path, adversary, params, exp
 
     from multirelease.pipeline import load_scenario_document, run_scenario
 
-    data = Path(__file__).resolve().parent / "data"
+    data = Path(__file__).resolve().parents[1] / "data"
     doc = {"name": "gg", "seed": 3, "schema": yaml.safe_load((data / "tiny.yaml").read_text())["schema"],
            "data": {"file": str(data / "tiny.csv")}, "adversary": adversary, "attacks": [],
            "releases": [{"publisher": "global_guarantee", "l": 1.25, "values": ["hiv"], "shrink": True, **params}] * 2}

@@ -13,7 +13,7 @@ section 4, with Shmueli & Tassa's persistent non-identifiers, 004 section 5.2; :
   injection leaves unmatched (``(L - E1) n E2``); no injection: the pair of classes is skipped (a deletion).
   The principle (Definition 1) is judged on the sensitive values they carry.  Random 2-5 release sequences of
   insertions (and, in some, deletions), one or two linking columns;
-* with uids, the permutation brute force of tests/test_intersection_all_releases.py extended: a world maps
+* with uids, the permutation brute force of tests/attacks/test_intersection_all_releases.py extended: a world maps
   each individual to a uid of its presence and classes that shows *one* linking tuple (its own, persistent)
   over the releases it is published in; random 3-5 release uid streams with insertions, deletions, updates
   of sensitive values and counterfeits whose tuple changes.
@@ -219,7 +219,7 @@ def test_untracked_attack_agrees_with_brute_force_on_linked_values():
 # ---------------------------------------------------------------------- with uids: brute force
 @st.composite
 def linked_uid_streams(draw):
-    """A uid stream of tests/test_intersection_all_releases.py with a persistent linking tuple per uid, and
+    """A uid stream of tests/attacks/test_intersection_all_releases.py with a persistent linking tuple per uid, and
     0-2 counterfeit uids whose tuple changes in one release after their first."""
     n_link = draw(st.integers(1, 2))
     stream = draw(uid_streams(max_uids=6))

@@ -23,7 +23,7 @@ from multirelease.model.transitions import load_transitions
 
 DISEASES = ["flu", "cold", "cancer", "hiv", "asthma", "gastritis"]
 COUNTRIES = ["UK", "France", "Spain", "US", "Canada", "Mexico"]
-#: the small table's schema, the head of every spec template here and in tests/test_ledger_publishers.py
+#: the small table's schema, the head of every spec template here and in tests/ledger/test_ledger_publishers.py
 #: (a ``str.format`` template: braces doubled)
 SCHEMA = """\
 schema:
@@ -305,7 +305,7 @@ def test_every_publisher_through_the_ledger(tmp_path, name, publisher, attacks, 
         if codes[-1] == 1:  # the gate refused: nothing written, the ledger as it was
             assert folder_bytes(ledger) == before and not (rel / f"release_{i}.csv").exists()
     # global_guarantee's second release once failed l-linkability here (witness idx00071q): its own check now
-    # runs the persistent adversary over the whole sequence and repairs it (tests/test_guarantee_holes.py)
+    # runs the persistent adversary over the whole sequence and repairs it (tests/publishers/test_guarantee_holes.py)
     assert codes == [0, 0]
     assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
     with Ledger(ledger, write=False) as led:

@@ -98,7 +98,7 @@ def test_forked_workers_give_the_same_answers():
     from multirelease.model.table import read_table
     from publishers.mondrian import Mondrian
 
-    adult = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+    adult = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
     names = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
              "salary-class")
     spec = {"attributes": {a: {"role": "sensitive" if a == "race" else "quasi",

@@ -78,7 +78,7 @@ from multirelease.model.table import Table
 from multirelease.model.transitions import TransitionModel
 from publishers import PUBLISHERS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: the KS test's rejection level (a pattern fails when its p-value is below it)
 ALPHA = 1e-3
 VALUES = ("flu", "cold", "asthma", "ulcer", "gastritis", "hiv")

@@ -34,7 +34,7 @@ from solver.worlds.matching import permanent
 from solver.worlds.problem import build_problem
 from strategies import generalized_releases, schemas_and_tables
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 
 

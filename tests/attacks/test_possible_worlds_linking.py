@@ -31,7 +31,7 @@ from multirelease.model.table import Table
 from strategies import generalized_releases, leaf_set, schemas_and_tables
 from tally import tally
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "scenarios" / "shmueli_tassa_example_5_1.yaml"
 
 

@@ -12,14 +12,14 @@ counted and printed per publisher; a publisher that refuses every case fails.
 * bpg: no uid isolated by the intersection and difference attacks over any subset of the releases (Barbosa et
   al. section 4, :func:`bruteforce.intersection_failures`);
 * bcf: FA, CA, BA >= k (Fung et al. Definitions 3.1-3.6) between every earlier release and every later one, by
-  the brute force over buddy-count matrices of tests/test_bcf_any_r1.py, and the tds release k-anonymous;
+  the brute force over buddy-count matrices of tests/publishers/test_bcf_any_r1.py, and the tds release k-anonymous;
 * global_guarantee: ``p(o, s, k) <= 1/l`` for every individual and value over the worlds of the series (Wong
-  et al. 001, Definition 2 and Principle 2; tests/test_global_guarantee.py's brute force);
+  et al. 001, Definition 2 and Principle 2; tests/publishers/test_global_guarantee.py's brute force);
 * sequential_diversity, non_sequential_diversity: every individual linkable to ``>= l`` values over the
   possible worlds of the whole sequence (Shmueli & Tassa, Definitions 3.1 and 3.3,
   :func:`bruteforce.sequence_worlds`);
 * m_invariance, m_distinct, m_distinct_star: m-uniqueness, signature invariance / legal update instances, the
-  update graph's nodes and, with uids, record tracking (tests/test_m_publishers_guarantee.py's brute force).
+  update graph's nodes and, with uids, record tracking (tests/publishers/test_m_publishers_guarantee.py's brute force).
 
 Tables carry zero to two linking columns (issue 22: ``non-identifier`` / ``insensitive`` columns, persistent,
 Shmueli & Tassa section 5.2): the single-release principles publish them, the multi-release ones leave them out

@@ -22,7 +22,7 @@ from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.reports.document import _fmt, progress_display, render_terminal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOY = ROOT / "scenarios" / "li_zhou_toy_m_distinct.yaml"
 
 

@@ -39,7 +39,7 @@ from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.transitions import TransitionModel
 from strategies import transition_models
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios" / "shmueli_tassa_example_5_1.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "scenarios" / "shmueli_tassa_example_5_1.yaml"
 DISEASES = ("measles", "hepatitis", "flu", "angina")
 
 

@@ -41,7 +41,7 @@ from publishers.bpg.postprocessor import BPG, VARIANTS, check_invariant, clear_c
 from publishers.mondrian import NaiveRepublication
 from strategies import schemas_and_tables, update_streams
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 
 
@@ -190,7 +190,7 @@ def test_attack_agrees_with_oracle(rels, k, l):
     res = Intersection(principle=principle, max_listed=10_000).run(_view(releases))
     pairwise = _oracle(rels, principle)
     # each two-release set contains the all-release candidate set and the principle is monotone: every pairwise
-    # breach is found (the all-release sets may break more: tests/test_intersection_all_releases.py)
+    # breach is found (the all-release sets may break more: tests/attacks/test_intersection_all_releases.py)
     assert pairwise <= _violators(res)
     assert res.summary["violations"] == len(_violators(res))
 

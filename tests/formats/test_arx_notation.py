@@ -24,7 +24,7 @@ from multirelease.formats.release_csv import read_release_csv, release_csv
 
 from strategies import generalized_releases, leaf_set, schemas_and_tables
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ADULT_MONDRIAN = ROOT / "scenarios" / "adult_mondrian.yaml"
 ADULT = ROOT.parent / "shared" / "data" / "adult"
 

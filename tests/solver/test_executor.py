@@ -20,7 +20,7 @@ import solver.update.worlds as update_worlds
 import solver.worlds.component as worlds_component
 from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor, use_executor
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _census(tmp_path: Path, rows: int = 1200, k: int = 10) -> Path:

@@ -44,7 +44,7 @@ from multirelease.errors import InputError
 from publishers import PUBLISHERS
 from strategies import raw_tables, schemas, transition_models
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------------- the published files, as text
@@ -336,7 +336,7 @@ def _guesses(frames, cfs, persons, rng):
         if 0 < total < len(f):
             out["last in file"].append((sum(fake[len(f) - total:]), len(f), total))
     # a file-level "newest uids" pick is judged against what the public per-group counts predict (new cohorts
-    # need more counterfeits): tests/test_counterfeit_indistinguishable.py
+    # need more counterfeits): tests/publishers/test_counterfeit_indistinguishable.py
     return out
 
 

@@ -22,7 +22,7 @@ from publishers import PUBLISHERS
 import test_ledger
 from test_ledger import DISEASES, SCHEMA, folder_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: a small value for each paper letter a publisher may take (its guarantee is then about these values)
 LETTERS = {"k": 2, "l": 2, "m": 2}

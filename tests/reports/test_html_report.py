@@ -22,7 +22,7 @@ import yaml
 from multirelease.cli import main
 from multirelease.reports.html_page import MAX_TARGET_ROWS, VERDICT_TITLES, render_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (Debian package chromium) absent")

@@ -28,7 +28,7 @@ from multirelease.model.schema import Attribute, Schema
 from multirelease.model.sequence import Adversary, SequenceView
 from strategies import cut_releases, local_recodings, mondrian_regions, raw_tables, schemas
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "fung_example_1_1.yaml"
 
 
@@ -96,7 +96,7 @@ def brute_force(releases, values=None) -> dict:
     has a common instantiation; targets are all points of the QI space with every timestamp they can have.
     Returns ``{(point, t): {family: min anonymity}}`` and FA, CA, BA.  ``values``: per release, the value of
     every record buddies must agree on, instead of its sensitive value (with persistent linking columns, the
-    sensitive value and the linking tuple: tests/test_correspondence_linking.py)."""
+    sensitive value and the linking tuple: tests/attacks/test_correspondence_linking.py)."""
     n = len(releases)
     cells = [_leafsets(r) for r in releases]
     sens = [list(r.sensitive) for r in releases] if values is None else [list(v) for v in values]
