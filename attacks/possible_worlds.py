@@ -225,7 +225,8 @@ class PossibleWorlds(AttackBase):
             why = ("relaxation", "adversary.sensitive free with persistent linking columns "
                    f"({', '.join(linking.columns)}): the engine lets them change too (a superset of the worlds)")
             low_link = 1 if N else 0
-            intervals["min_linkability"] = (low_link, intervals.get("min_linkability", (0, summary["min_linkability"]))[1])
+            intervals["min_linkability"] = (low_link,
+                                            intervals.get("min_linkability", (0, summary["min_linkability"]))[1])
             intervals["disclosed"] = (intervals.get("disclosed", (summary["disclosed"], 0))[0], N)
             for m in ("max_breach", "max_linkage", "max_localized"):
                 intervals[m] = (None, None)

@@ -13,7 +13,8 @@ linking tuples of the classes whose region contains its point; their intersectio
 tuple can be; its candidate occupations in a release are those of the rows of its candidate classes that carry
 such a tuple.  A target is *pinned* in a release when one occupation is left (``wrong`` when it is not the true
 one).  A release with fewer rows than its snapshot withholds records (BPG): the attacker cannot tell whose,
-so it neither constrains nor judges anyone there (``withholds_records``; reading it anyway pins wrongly).  Without the columns every tuple is the empty one, and a pin is an l-diversity failure.
+so it neither constrains nor judges anyone there (``withholds_records``; reading it anyway pins wrongly).  Without
+the columns every tuple is the empty one, and a pin is an l-diversity failure.
 
 Prints one JSON line per (publisher, choice, month): verdict, exit code, seconds, CPU seconds, peak RSS, rows
 published, counterfeit rows, the linking columns published, and the pins per written release.  Usage::

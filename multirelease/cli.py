@@ -1,8 +1,8 @@
 """The ``multirelease`` command line: ``run``, ``certify``, ``publish`` - thin front ends over one pipeline
 (:mod:`multirelease.pipeline`).
 
-Exit codes (DESIGN.md): 0 everything held / PASS / nothing was checked (verdict ``none``), 1 an expectation or requirement failed / FAIL,
-2 bad input (one line naming the file, the key and the problem; no traceback), 3 UNKNOWN.
+Exit codes (DESIGN.md): 0 everything held / PASS / nothing was checked (verdict ``none``), 1 an expectation or
+requirement failed / FAIL, 2 bad input (one line naming the file, the key and the problem; no traceback), 3 UNKNOWN.
 """
 from __future__ import annotations
 

@@ -33,8 +33,9 @@ from .expect import EXIT_CODES, Expectation, parse_expectation, verdict_of
 from multirelease.formats.scenario import TARGETS, Scenario, load_yaml, parse_scenario
 from multirelease.model.sequence import ReleaseSequence
 
-__all__ = ["Judgement", "ScenarioRun", "load_scenario", "load_scenario_document", "load_yaml", "plan", "certify_plan", "build_sequence", "run_attacks",
-           "judge", "run_scenario", "resolve_targets", "ledger_plan", "run_ledger_step"]
+__all__ = ["Judgement", "ScenarioRun", "load_scenario", "load_scenario_document", "load_yaml", "plan", "certify_plan",
+           "build_sequence", "run_attacks", "judge", "run_scenario", "resolve_targets", "ledger_plan",
+           "run_ledger_step"]
 
 #: progress callback ``(description, done, total)``
 Step = Callable[[str, int, int], None]

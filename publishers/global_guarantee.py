@@ -67,10 +67,10 @@ So the possible-worlds attack also runs, persistent values, on the *whole sequen
 and snapshots are kept in the private state (``history``) while the sequence has at most
 :data:`SEQUENCE_ROWS` rows; above it that check is not made (the publisher cannot see the spec's adversary,
 and the exact engine does not finish at Adult's size), and only with ``sensitive: persistent`` (the default,
-the contract's default adversary; ``sensitive: free`` keeps the paper's transient adversary alone).  A release failing it is repaired once, as the
-snapshot in one class when that keeps the budget, else refused (``check``).  When values did change, the
-releases may refute persistent values (no possible world at all: the attack says so, and so would the
-pipeline's); that adversary then learns nothing and the check is skipped.  Optimality: Mondrian is a
+the contract's default adversary; ``sensitive: free`` keeps the paper's transient adversary alone).  A release
+failing it is repaired once, as the snapshot in one class when that keeps the budget, else refused (``check``).
+When values did change, the releases may refute persistent values (no possible world at all: the attack says so, and
+so would the pipeline's); that adversary then learns nothing and the check is skipped.  Optimality: Mondrian is a
 greedy heuristic (no optimum is claimed).
 
 State (JSON): ``{"releases": k, "horizon": K, "l": l, "values": [...], "survival": {id: {value: "a/b"}},

@@ -1,9 +1,9 @@
 """Brute forces written from the papers, for the registry-wide property (tests/publishers/test_publisher_guarantees.py).
 
 The team's other brute forces stay in their test modules and are imported from there (m-invariance /
-m-Distinct: tests/publishers/test_m_publishers_guarantee.py; Wong et al.'s worlds: tests/publishers/test_global_guarantee.py;
-Fung et al.'s FA / CA / BA: tests/publishers/test_bcf_any_r1.py).  Here, the ones no module had at the size of that
-property:
+m-Distinct: tests/publishers/test_m_publishers_guarantee.py; Wong et al.'s worlds:
+tests/publishers/test_global_guarantee.py; Fung et al.'s FA / CA / BA: tests/publishers/test_bcf_any_r1.py).  Here,
+the ones no module had at the size of that property:
 
 * :func:`linking_failures` - k-anonymity and distinct l-diversity of every class of one published file;
 * :func:`intersection_failures` - Barbosa et al. section 4 by its set algebra: for every uid and every subset

@@ -55,9 +55,10 @@ def _assemble(table: Table, attributes: Sequence[str], rows: np.ndarray, lo: np.
     others = [n for n in attributes if not schema[n].is_quasi and not schema[n].is_sensitive]
     other = table.frame.iloc[rows][others].reset_index(drop=True) if others else None
     masks = {k: np.asarray(v, dtype=np.uint64) for k, v in masks.items()}
-    release = Release(schema=schema, attributes=tuple(attributes), lo=np.asarray(lo, dtype=np.int32).reshape(len(rows), -1),
-                      hi=np.asarray(hi, dtype=np.int32).reshape(len(rows), -1), sensitive=np.asarray(sensitive, dtype=object),
-                      masks=masks, other=other, group=group)
+    release = Release(schema=schema, attributes=tuple(attributes),
+                      lo=np.asarray(lo, dtype=np.int32).reshape(len(rows), -1),
+                      hi=np.asarray(hi, dtype=np.int32).reshape(len(rows), -1),
+                      sensitive=np.asarray(sensitive, dtype=object), masks=masks, other=other, group=group)
     return release, ReleaseTruth.of_people(table.ids[rows])
 
 
@@ -105,7 +106,8 @@ def cut_releases(draw, table: Table, *, vertical: bool = False, shuffle: bool = 
 
 
 @st.composite
-def local_recodings(draw, table: Table, *, vertical: bool = False, shuffle: bool = True) -> tuple[Release, ReleaseTruth]:
+def local_recodings(draw, table: Table, *, vertical: bool = False,
+                    shuffle: bool = True) -> tuple[Release, ReleaseTruth]:
     """Local recoding: every cell generalized on its own - to a random ancestor (``hierarchy``), a random
     interval containing the value (``interval``) or a random set containing it (``subsets``)."""
     schema = table.schema

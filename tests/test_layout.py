@@ -1,4 +1,5 @@
-"""The layout of the code (issue 23): no import circles.
+"""The layout of the code (issue 23): no import circles, and no package folder with more modules than one can
+scan.
 
 The import graph is read from the source (``ast``), not from ``sys.modules``: every ``import`` and ``from ...
 import`` counts wherever it stands - at the top of a module, inside a function (the late imports that keep
@@ -14,9 +15,12 @@ import ast
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("multirelease", "publishers", "attacks", "solver")
+#: modules at one level of a package (``__init__`` not counted): "about 12" in the issue
+MAX_MODULES = 12
 
 
 def _modules() -> dict[str, Path]:
@@ -34,7 +38,8 @@ def _modules() -> dict[str, Path]:
 def _targets(module: str, is_package: bool, node: ast.AST, known: dict[str, Path]) -> list[str]:
     """The project modules one import statement names (outside modules are left out)."""
 
-    def owner(name: str) -> str | None:  # the longest known prefix: ``solver.executor.plan_chunks`` -> ``solver.executor``
+    def owner(name: str) -> str | None:
+        """The longest known prefix: ``solver.executor.plan_chunks`` -> ``solver.executor``."""
         while name and name not in known:
             name = name.rpartition(".")[0]
         return name or None
@@ -94,3 +99,13 @@ def test_no_import_circles():
     lines = [" <-> ".join(c) + ": " + "; ".join(f"{a} -> {b} (line {graph.edges[a, b]['line']})"
                                                  for a in c for b in c if graph.has_edge(a, b)) for c in found]
     assert not found, "modules that import each other:\n" + "\n".join(lines)
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_folder_holds_too_many_modules(package):
+    crowded = {}
+    for folder in [ROOT / package, *(p for p in (ROOT / package).rglob("*") if p.is_dir())]:
+        if not (folder / "__init__.py").exists():
+            continue
+        modules = sorted(p.name for p in folder.glob("*.py") if p.name != "__init__.py")
+        if len(modules) > MAX_MODULES:
+            crowded[str(folder.relative_to(ROOT))] = len(modules)
+    assert not crowded, f"folders with more than {MAX_MODULES} modules: {crowded}"

@@ -19,10 +19,10 @@ section 7.1 is) and in every later ``R_j`` (C; it includes the composition "B th
 
 How the numbers are computed (``method: exact``, the default): crack sizes come straight from the
 definitions - a minimum over *all* generators - by the engines of :mod:`solver`: min-cost flows over the
-group-aggregated buddy graph for two releases (:mod:`solver.correspondence.flows`), CP-SAT models of buddy chains for more
-(:mod:`solver.correspondence.generators`).  They hold for any generalization: cuts, local recoding, Mondrian regions,
-overlapping classes ("comparable" is then a non-empty intersection of regions).  ``method: closed_form``
-uses Theorems 4.2 - 4.4 and the micro attacks / compositions of section 7.1
+group-aggregated buddy graph for two releases (:mod:`solver.correspondence.flows`), CP-SAT models of buddy chains
+for more (:mod:`solver.correspondence.generators`).  They hold for any generalization: cuts, local recoding,
+Mondrian regions, overlapping classes ("comparable" is then a non-empty intersection of regions).
+``method: closed_form`` uses Theorems 4.2 - 4.4 and the micro attacks / compositions of section 7.1
 (:mod:`attacks.correspondence.closed`); it needs cut generalization and is exact only for two releases.
 
 Targets
@@ -48,8 +48,9 @@ given targets have per-group summary names (below).
 
 Summary: ``FA``, ``CA``, ``BA``; ``targets`` (number of targets: rows weighted by their ``points``),
 ``cracked`` (targets with a positive crack in some attack), ``violations`` (targets below ``k`` when ``k`` is
-given) and the per-target names above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class attaining the minimum with a *generator*
-realizing its crack sizes (buddy pairs per group with counts and instantiation points).
+given) and the per-target names above.  ``worst`` holds, under ``FA``, ``CA`` and ``BA``, the target and class
+attaining the minimum with a *generator* realizing its crack sizes (buddy pairs per group with counts and
+instantiation points).
 
 Linking columns (:mod:`multirelease.model.linking`; Shmueli & Tassa 004, section 5.2).  A published column of role
 ``non-identifier`` or ``insensitive`` not declared changing is persistent: a record reappears in every later

@@ -20,8 +20,8 @@ from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackResult
 
-__all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets", "group_sizes", "parse_targets",
-           "requests_of", "shown_rows"]
+__all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets", "group_sizes",
+           "parse_targets", "requests_of", "shown_rows"]
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,8 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
 
     Population targets are aggregated: every distinct QI point of an individual, with its timestamp (the
     first snapshot holding the individual), is a target of Fung et al.; what the adversary can say about it
-    depends only on its signature and timestamp (:mod:`solver.correspondence.crack`), so the points sharing both make one
-    :class:`Target` with ``weight`` = their number and ``people`` = their individuals.  Its ``point`` is the
+    depends only on its signature and timestamp (:mod:`solver.correspondence.crack`), so the points sharing both
+    make one :class:`Target` with ``weight`` = their number and ``people`` = their individuals.  Its ``point`` is the
     first of them in lexicographic order of ``(point, timestamp)``, and targets are in that order, so the
     first target attaining a minimum is the one the per-point computation picks.  ``aggregate=False``: one
     target per point (the tests' reference)."""

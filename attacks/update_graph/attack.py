@@ -20,7 +20,8 @@ the scenario's ``transitions``).  For every record this module builds
   ``alpha_{i+1}(v') = w(v') sum_v alpha_i(v) w(v, v')`` and the backward sums ``beta_I(v) = 1``,
   ``beta_i(v) = sum_{v'} w(v, v') w(v') beta_{i+1}(v')``, so eq. 2 is ``alpha_i(v) beta_i(v) / Z`` with
   ``Z = sum_v alpha_i(v) beta_i(v)`` (the same for every layer): ``O(I V^2)`` per record, never enumerating
-  paths; the forward sweep also carries boolean reachability, the backward one reads it off the positive sums (:func:`enumerate_paths` is the enumeration oracle of the tests).
+  paths; the forward sweep also carries boolean reachability, the backward one reads it off the positive sums
+  (:func:`enumerate_paths` is the enumeration oracle of the tests).
 
 Summary (contract names): ``vulnerable_values`` - record versions whose candidate node set is pruned to one
 value (Lemma 2: exactly the versions with risk 1), after the last release; ``max_risk`` - the re-publication
@@ -60,8 +61,8 @@ joint lower bound counts only versions of components where a world was found (``
 **Linking columns** (:mod:`multirelease.model.linking`; Shmueli & Tassa, section 5.2).  When the releases publish
 persistent linking columns (``view.linking``), a version's value is its linked value (sensitive value and
 linking tuple), and a record keeps its tuple across its versions: the SUG (Definition 10) is built on linked
-values with the product model :func:`attacks.update_graph.version_links.linked_model` (``P_trans`` on the sensitive part,
-zero between different tuples), over the linked values the releases publish only.  The engine (eqs. 1-2,
+values with the product model :func:`attacks.update_graph.version_links.linked_model` (``P_trans`` on the sensitive
+part, zero between different tuples), over the linked values the releases publish only.  The engine (eqs. 1-2,
 Definition 11, the joint worlds) runs unchanged on it; every disclosure figure is then read on the sensitive
 value: a version's candidate set is the set of sensitive values of its feasible linked nodes
 (``vulnerable_values``: one sensitive value, Lemma 2 read on sensitive values - its risk is 1), the risk of

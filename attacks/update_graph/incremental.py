@@ -7,8 +7,8 @@ targets in order of first appearance and, per release, who is present, at which 
 the prefixes already judged (a prefix's row depends on its own releases only) and the running worst case.
 A new release is linked alone (:func:`attacks.update_graph.version_links.link_release`, the code ``link_versions`` runs
 for each release) against the targets seen so far; :meth:`LinkState.links` is then the
-:class:`~attacks.update_graph.version_links.VersionLinks` ``link_versions`` gives on the whole sequence, array for array,
-so :meth:`attacks.update_graph.attack.UpdateGraph._run_links` computes the same figures ``run`` does.
+:class:`~attacks.update_graph.version_links.VersionLinks` ``link_versions`` gives on the whole sequence, array for
+array, so :meth:`attacks.update_graph.attack.UpdateGraph._run_links` computes the same figures ``run`` does.
 
 The forward sweep of eqs. 1-2 is kept too (per release, the node weights, normalized forward sums and
 reachability of the targets present): a layer depends on the earlier ones only, so the sweep goes on from the
@@ -40,8 +40,8 @@ __all__ = ["LinkState", "StoredMembership"]
 
 class StoredMembership:
     """A kept release's ``(locations, classes)`` 0/1 membership as stored (:func:`attacks.incremental.pack_rows`),
-    standing for the :class:`scipy.sparse.csr_matrix` :class:`~attacks.update_graph.version_links.VersionLinks` holds: the
-    node weights of a kept release are kept too, so the gate reads a kept membership only for the rows of a
+    standing for the :class:`scipy.sparse.csr_matrix` :class:`~attacks.update_graph.version_links.VersionLinks`
+    holds: the node weights of a kept release are kept too, so the gate reads a kept membership only for the rows of a
     witness (:meth:`VersionLinks.subset`, ``m[rows]``: only those rows are decoded); anything else
     (``indices``, ``astype``: the joint attack's pairs) decodes the whole matrix once - the same matrix."""
 

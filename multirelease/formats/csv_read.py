@@ -121,7 +121,8 @@ def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = No
 
 
 def read_csv_bytes(data: bytes, sep: str) -> pd.DataFrame:
-    """:func:`read_csv_frame` of a file's bytes (a release file: :func:`multirelease.formats.release_csv.read_release_bytes`)."""
+    """:func:`read_csv_frame` of a file's bytes (a release file:
+    :func:`multirelease.formats.release_csv.read_release_bytes`)."""
     frame = arrow_csv_bytes(data, sep)
     return frame if frame is not None else pandas_csv_frame(io.BytesIO(data), sep)
 

@@ -320,7 +320,8 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         resume = GateResume(led, history, schema, doc)
         previous = last_snapshot(led, history, schema)
         changes = derive_changes(previous, table)
-        from multirelease.model.transitions import check_updates, load_transitions  # updates follow the spec's public model
+        # updates follow the spec's public model
+        from multirelease.model.transitions import check_updates, load_transitions
 
         check_updates(load_transitions(doc.get("transitions"), schema, source=str(spec_path)),
                       previous, table, source=str(snapshot), key="SNAPSHOT")

@@ -138,7 +138,8 @@ def _adversary_words(adv: Mapping | None) -> list[str]:
     qi = adv.get("quasi_identifiers")
     out.append({"all": "knows every individual's quasi-identifiers",
                 "targets": "knows the quasi-identifiers of the people it targets",
-                "none": "knows no quasi-identifier values beyond what the releases show"}.get(qi, f"quasi-identifiers: {qi}"))
+                "none": "knows no quasi-identifier values beyond what the releases show"}
+               .get(qi, f"quasi-identifiers: {qi}"))
     if adv.get("presence"):
         out.append("knows who is in each release")
     if adv.get("record_tracking"):
@@ -212,7 +213,8 @@ def _verdict_section(report: Mapping) -> str:
     else:
         checked.append("no attack was run")
     adv = _adversary_words(report.get("adversary"))
-    adv_html = ("<h3>Against which adversary</h3><p>An attacker who " + esc("; who ".join(adv)) + ".</p>") if adv else ""
+    adv_html = ("<h3>Against which adversary</h3><p>An attacker who " + esc("; who ".join(adv))
+                + ".</p>") if adv else ""
     return (f'<section id="verdict" class="verdict v-{esc(verdict)}">'
             f'<p class="verdict-line">Verdict: <strong id="verdict-word">{VERDICT_TITLES.get(verdict, verdict)}'
             f'</strong></p><div id="verdict-text"><p>{_verdict_sentence(report)}</p></div>'

@@ -133,7 +133,8 @@ def _possible_worlds(res: Mapping, n: int, metrics: list[str]) -> list[dict]:
     if loc:
         series.append({"label": f"{w.get('individual')} has {w.get('value')}: from release i alone",
                        "metric": "max_localized", "kind": "bar",
-                       "points": [(int(k), float(v), float(v)) for k, v in sorted(loc.items(), key=lambda x: int(x[0]))]})
+                       "points": [(int(k), float(v), float(v))
+                                  for k, v in sorted(loc.items(), key=lambda x: int(x[0]))]})
     whole = _whole(res, metric)
     if whole:
         series.append({"label": f"{metric} over the whole sequence", "metric": metric,
@@ -334,7 +335,8 @@ def _sug_svg(w: Mapping) -> str:
             x, y, ok = pos[(c, value)]
             r = risk.get(value)
             hot = ok and r is not None and r >= max(risk.values(), default=0) and r > 0
-            out.append(f'<rect x="{x}" y="{y}" width="150" height="22" rx="11" fill="{"#fdecec" if hot else ("#f2f4f8" if ok else "#ffffff")}" '
+            out.append(f'<rect x="{x}" y="{y}" width="150" height="22" rx="11" '
+                       f'fill="{"#fdecec" if hot else ("#f2f4f8" if ok else "#ffffff")}" '
                        f'stroke="{"#c0392b" if hot else ("#5b7fb9" if ok else "#c8ccd6")}"/>')
             label = f"{value} w={weight:.3g}" + (f" risk {r:.3g}" if ok and r is not None else " (pruned)")
             out.append(_text(x + 75, y + 15, label, size=10, anchor="middle", fill="#1d2330" if ok else "#9aa1b1"))
@@ -386,7 +388,8 @@ def _world_tables(w: Mapping, max_rows: int = 30) -> str:
             items = [(k, v) for k, v in items if k == who] + [(k, v) for k, v in items if k != who][:max_rows - 1]
         rows = "".join(f"<tr{' class=row-bad' if k == who else ''}><td>{esc(k)}</td><td>{esc(v.get('value'))}</td>"
                        f"<td class=num>{esc(v.get('row'))}</td></tr>" for k, v in items)
-        more = f"<tr><td colspan=3>... {len(assignment) - len(items)} more</td></tr>" if len(assignment) > len(items) else ""
+        more = (f"<tr><td colspan=3>... {len(assignment) - len(items)} more</td></tr>"
+                if len(assignment) > len(items) else "")
         parts.append(f"<table><tr><th colspan=3>release {esc(table.get('release'))}</th></tr><tr><th>individual</th>"
                      f"<th>value</th><th>row</th></tr>{rows}{more}</table>")
     parts.append("</div>")

@@ -371,5 +371,6 @@ def missing_entries() -> list[str]:
                              ("release metric", RELEASE_METRICS, K.RELEASE_METRIC_TEXT),
                              ("exit code", set(EXIT_CODES.values()) | {2}, K.EXIT_TEXT)):
         out += [f"{what} '{k}' has no words in multirelease/reports/reference_keys.py" for k in keys if k not in text]
-        out += [f"{what} '{k}' of multirelease/reports/reference_keys.py is not in the code" for k in text if k not in keys]
+        out += [f"{what} '{k}' of multirelease/reports/reference_keys.py is not in the code"
+                for k in text if k not in keys]
     return out

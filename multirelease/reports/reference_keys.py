@@ -3,11 +3,11 @@ words of the reference (:mod:`multirelease.reports.reference`) that are not in a
 
 The *names* come from the code that parses them (``scenario.TOP_KEYS``, ``sequence.ADVERSARY_KEYS``,
 ``dynamics.STREAM_KEYS``, ``ledger_release.SPEC_KEYS``, ``report.RELEASE_METRICS``, ``expect.EXIT_CODES``...);
-these tables only say what they mean (this module imports nothing).  :func:`multirelease.reports.reference.missing_entries`
-lists every name of the code without an entry
-here (or an entry that names nothing), and every registered publisher or attack without paper, docstring,
-parameter or metric descriptions; ``tests/reports/test_reference.py`` asserts the list is empty, so a key added to a
-parser or a class added to a registry cannot be left out of the reference.
+these tables only say what they mean (this module imports nothing).
+:func:`multirelease.reports.reference.missing_entries` lists every name of the code without an entry here (or an
+entry that names nothing), and every registered publisher or attack without paper, docstring, parameter or metric
+descriptions; ``tests/reports/test_reference.py`` asserts the list is empty, so a key added to a parser or a class
+added to a registry cannot be left out of the reference.
 """
 from __future__ import annotations
 

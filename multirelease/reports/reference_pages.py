@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     stale = stale_pages(docs)
     for n in stale:
-        print(f"{docs / 'reference' / n}: differs from the code (run python -m multirelease.reports.reference_pages {docs})")
+        print(f"{docs / 'reference' / n}: differs from the code "
+              f"(run python -m multirelease.reports.reference_pages {docs})")
     return 1 if stale else 0
 
 

@@ -1,7 +1,8 @@
 """The BCF family: continuous publishing of a growing table safe from correspondence attacks.
 
-Paper: Fung, Wang, Fu, Pei, "Anonymity for Continuous Data Publishing" (EDBT 2008, ``../shared/papers/002_26e2f2912f1b36d2.txt``):
-BCF-anonymity (``FA, CA, BA >= k``, section 3) reached by top-down specialization (Algorithm 1).
+Paper: Fung, Wang, Fu, Pei, "Anonymity for Continuous Data Publishing" (EDBT 2008,
+``../shared/papers/002_26e2f2912f1b36d2.txt``): BCF-anonymity (``FA, CA, BA >= k``, section 3) reached by top-down
+specialization (Algorithm 1).
 
 Modules:
 

@@ -1,7 +1,8 @@
 """The m-invariance family: re-publication with counterfeit records under insertions, deletions and updates.
 
 Papers: m-invariance (Xiao & Tao, SIGMOD 2007; reference [4] of Li & Zhou) and its extension to internal
-updates, m-Distinct and m-Distinct* (Li & Zhou, ICDE 2008, ``../shared/papers/000_3b754a1d6e85dc35.txt``, sections IV-V).
+updates, m-Distinct and m-Distinct* (Li & Zhou, ICDE 2008, ``../shared/papers/000_3b754a1d6e85dc35.txt``,
+sections IV-V).
 
 Modules:
 

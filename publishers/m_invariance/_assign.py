@@ -1,5 +1,5 @@
-"""The assignment of m-Distinct (Li & Zhou, Algorithm 3, eq. 3; used by :mod:`publishers.m_invariance.distinct`): records
-go to the bucket entry of highest score, one at a time, each choice seeing the buckets as the earlier ones left
+"""The assignment of m-Distinct (Li & Zhou, Algorithm 3, eq. 3; used by :mod:`publishers.m_invariance.distinct`):
+records go to the bucket entry of highest score, one at a time, each choice seeing the buckets as the earlier ones left
 them.  A record with many candidate buckets is scored against all of them at once over arrays that mirror the
 buckets (:class:`BucketArrays`); the choices, and so the releases, are those of the one-record-one-bucket scan
 (same floating-point operations in the same order, the same tie tolerance, the first best kept).

@@ -12,8 +12,8 @@ adds that the CUS of the values in a record's first QI-group are pairwise disjoi
 update sets every feasible sub-SUG then has ``>= m`` parallel paths and the risk is at most ``1/m`` (Lemma 4).
 
 The publisher class follows Algorithm 1 step by step; its building blocks - signatures, allowed masks,
-intersection plans - are in :mod:`publishers.m_invariance._distinct_parts`, the assignment's scores (eq. 3) over arrays in
-:mod:`publishers.m_invariance._assign`.
+intersection plans - are in :mod:`publishers.m_invariance._distinct_parts`, the assignment's scores (eq. 3) over
+arrays in :mod:`publishers.m_invariance._assign`.
 
 One release (Algorithm 1):
 
@@ -52,8 +52,8 @@ group (so no other member's candidate set changes) and gets a group of its own, 
 a legal update instance (Definition 14); when none exists (its update is outside the public model) the release
 is refused.  Every release is then checked (:mod:`publishers.m_invariance._guarantee`): m-uniqueness, Definition 15 (2)
 for every record in both releases, the update-graph attack on the records linked by identity, and with ``uid:
-true`` (QI-groups kept as cohorts, :mod:`publishers.m_invariance._cohorts`) the cohort invariant, the update-graph attack
-on the published uids and the intersection attack; a failure is refused.  No ``uid`` column is published
+true`` (QI-groups kept as cohorts, :mod:`publishers.m_invariance._cohorts`) the cohort invariant, the update-graph
+attack on the published uids and the intersection attack; a failure is refused.  No ``uid`` column is published
 unless asked.  The state (JSON, private) holds every record's USS (as bitmasks over the value dictionary), the
 last release's rows (person, group, value, uid) and the statistics of the last release: counterfeits (total
 and per group), groups, buckets.
@@ -67,7 +67,8 @@ can refill are those of rare values; the intersection buckets' counterfeits rank
 speed, intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there
 are fewer), since all pairs are quadratic in the number of buckets.  Left, and weak: on the full Adult stream
 counterfeits sit at the middle of their group's values (in the domain's order) slightly more often than real
-rows; the measurements and two attempts that did not close it are in tests/publishers/test_counterfeit_indistinguishable.py.
+rows; the measurements and two attempts that did not close it are in
+tests/publishers/test_counterfeit_indistinguishable.py.
 """
 from __future__ import annotations
 
@@ -296,8 +297,8 @@ class MDistinct(PublisherBase):
                     derived[A].append(nk)
                     derived[B].append(nk)
 
-        # ---- phase 2: assignment (Algorithm 3, :mod:`publishers.m_invariance._assign`), old records by increasing CNT_buc;
-        # records of the same USS and value fit the same buckets (their candidate list is shared)
+        # ---- phase 2: assignment (Algorithm 3, :mod:`publishers.m_invariance._assign`), old records by increasing
+        # CNT_buc; records of the same USS and value fit the same buckets (their candidate list is shared)
         fitting: dict[tuple, list[tuple]] = {}
         candidates: dict[int, list[tuple]] = {}
         takes = {k: union_of(b.allowed) for k, b in buckets.items()}  # as for the signatures
@@ -391,9 +392,9 @@ class MDistinct(PublisherBase):
 
     # ------------------------------------------------------------------ record tracking (uid: true)
     def _cohort_groups(self, prev, ids, ctx):
-        """``uid: true``: the previous groups continue as cohorts (:mod:`publishers.m_invariance._cohorts`): a member keeps
-        its slot when its new value is in the candidate update set of the slot's value, ghosts move within theirs;
-        members that lose their slot get a QI-group of their own that is a legal update instance of their
+        """``uid: true``: the previous groups continue as cohorts (:mod:`publishers.m_invariance._cohorts`): a
+        member keeps its slot when its new value is in the candidate update set of the slot's value, ghosts move
+        within theirs; members that lose their slot get a QI-group of their own that is a legal update instance of their
         previous USS (:meth:`_legal_group`); new records form new cohorts.  Every group gets uids."""
         vals, V, rng, cus = ctx["vals"], ctx["V"], ctx["rng"], ctx["cus"]
         if prev is not None and prev.uid is None:

@@ -24,9 +24,9 @@ published as a new record (with a new signature) and counted in the state (``sta
 ``stats.invalid_total``), which is Figure 4's count.
 
 No ``uid`` column is published unless asked (``uid: true``); then the QI-groups are kept as *cohorts* with
-random uids (:mod:`publishers.m_invariance._cohorts`), so that a record-tracking adversary (Barbosa et al. section 4) meets
-every record's whole group in every release.  Counterfeit rows carry nothing that separates them from real
-ones: random group numbers, rows shuffled across the release, uids drawn like the real ones.  Every release is
+random uids (:mod:`publishers.m_invariance._cohorts`), so that a record-tracking adversary (Barbosa et al.
+section 4) meets every record's whole group in every release.  Counterfeit rows carry nothing that separates them
+from real ones: random group numbers, rows shuffled across the release, uids drawn like the real ones.  Every release is
 checked against the guarantee before it is returned, or refused (:mod:`publishers.m_invariance._guarantee`).  The
 publisher state (JSON, private) holds the signatures and the last release's rows (person, group, value, uid).
 """

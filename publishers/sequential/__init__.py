@@ -1,8 +1,8 @@
 """The sequential family: l-diverse sequential releases by possible worlds.
 
-Paper: Shmueli & Tassa, "Privacy by Diversity in Sequential Releases of Databases" (``../shared/papers/004_db68606f48036092.txt``):
-every release is consistent with the same ``l`` possible worlds (Theorem 4.1), by Algorithms 1 and 2
-(section 6.2), and the non-sequential baseline of section 4.5.
+Paper: Shmueli & Tassa, "Privacy by Diversity in Sequential Releases of Databases"
+(``../shared/papers/004_db68606f48036092.txt``): every release is consistent with the same ``l`` possible worlds
+(Theorem 4.1), by Algorithms 1 and 2 (section 6.2), and the non-sequential baseline of section 4.5.
 
 Modules:
 

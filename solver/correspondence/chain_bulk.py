@@ -11,8 +11,9 @@ Per component (:class:`~solver.correspondence.chain_component.Component`), for t
 
 Every upper bound is a proof (flow, or a dual bound valid whatever the LP's tolerances) and every generator
 is checked exactly, so an objective is closed only when a generator reaches a proved bound.  Components are
-independent: with enough work they run through the executor (:meth:`BulkPass.run_all`, :mod:`solver.executor`).  The pass
-stops where the budget's :class:`~solver.correspondence.chain_component.Clock` runs out; what stays open goes to CP-SAT.
+independent: with enough work they run through the executor (:meth:`BulkPass.run_all`, :mod:`solver.executor`).  The
+pass stops where the budget's :class:`~solver.correspondence.chain_component.Clock` runs out; what stays open goes
+to CP-SAT.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The CP-SAT fallback of the chain engine (:mod:`solver.correspondence.generators`): one component's model and its solves.
+"""The CP-SAT fallback of the chain engine (:mod:`solver.correspondence.generators`): one component's model and its
+solves.
 
 Variables ``z[i]`` (one per incidence of :class:`~solver.correspondence.chain_component.Component`: records of a node of
 ``R_j`` instantiated in an atom class), node rows ``sum_c z[j, v, c] = |v|`` and monotone loads

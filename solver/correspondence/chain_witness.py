@@ -1,7 +1,7 @@
 """Witnesses of the chain engine (:mod:`solver.correspondence.generators`): a generator as buddy chains.
 
-A pooled solution ``z`` over atom classes (:class:`~solver.correspondence.chain_component.Component`) becomes a generator of
-Fung et al., section 7.1: every class is put at one of its atoms (the target's atom for the class of the
+A pooled solution ``z`` over atom classes (:class:`~solver.correspondence.chain_component.Component`) becomes a
+generator of Fung et al., section 7.1: every class is put at one of its atoms (the target's atom for the class of the
 crack question), the individuals at an atom arrive in release order (``y[a, t] - y[a, t - 1]`` at ``T_t``),
 and each one is given a record of every release from its arrival on - its chain of buddies - with the
 target's arrivals placed in the cracked class's nodes first, so the chains show the crack's optimum.
@@ -31,8 +31,9 @@ def atom_solution(comp: Component, z: np.ndarray, prefer: dict) -> dict:
 
 
 def chain_witness(engine, req: CrackRequest, releases, values, point) -> dict:
-    """A generator (buddy chains) realizing the request's optimum for :class:`~solver.correspondence.generators.ChainEngine`
-    ``engine`` (the incumbent when not optimal), as :func:`solver.correspondence.flows.generator_json`."""
+    """A generator (buddy chains) realizing the request's optimum for
+    :class:`~solver.correspondence.generators.ChainEngine` ``engine`` (the incumbent when not optimal), as
+    :func:`solver.correspondence.flows.generator_json`."""
     n = engine.n
     a_p = engine.atom_of.get(tuple(req.signature))
     sols = {}

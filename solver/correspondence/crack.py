@@ -1,5 +1,5 @@
-"""Questions and answers shared by the exact correspondence engines (:mod:`solver.correspondence.flows` for two releases,
-:mod:`solver.correspondence.generators` for more).
+"""Questions and answers shared by the exact correspondence engines (:mod:`solver.correspondence.flows` for two
+releases, :mod:`solver.correspondence.generators` for more).
 
 One unified question covers the F-, C- and B-attack of Fung et al. and their extensions to ``n`` releases
 (section 7.1): a :class:`CrackRequest` names a target (its *signature*: the published regions containing

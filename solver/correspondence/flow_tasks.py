@@ -1,7 +1,7 @@
 """The two-release correspondence engine's work on one component, as a task any process can run.
 
-:class:`solver.correspondence.flows.BuddyGraph` splits the buddy graph of ``(R1, R2)`` into connected components (Fung et
-al., section 3.1: a generator is an integral flow, and no arc joins two components, so their optima add
+:class:`solver.correspondence.flows.BuddyGraph` splits the buddy graph of ``(R1, R2)`` into connected components
+(Fung et al., section 3.1: a generator is an integral flow, and no arc joins two components, so their optima add
 up).  Everything an objective needs of a component - its supplies ``a``, capacities ``b`` and arcs - fits
 in a :class:`FlowTask`; :func:`solve_tasks` (module level, so that it pickles) returns per task a first
 generator (the *base flow*) and the optimum of every objective, solving a chunk of components together

@@ -2,10 +2,10 @@
 
 A generator pairs every record of ``R1`` with a *buddy* in ``R2`` (for more releases: a chain of buddies,
 section 7.1) and instantiates each pair at a raw point of the intersection of their regions.  The engines
-(:mod:`solver.correspondence.flows` for two releases, :mod:`solver.correspondence.chain_witness` for chains) find the buddy counts; this
-module turns them into the report's JSON: the aggregated groups of every release, each buddy pair or chain
-with its count and the point it is instantiated at (the target's point when it lies inside), and the records
-of the last release that start their chain there.
+(:mod:`solver.correspondence.flows` for two releases, :mod:`solver.correspondence.chain_witness` for chains) find
+the buddy counts; this module turns them into the report's JSON: the aggregated groups of every release, each buddy
+pair or chain with its count and the point it is instantiated at (the target's point when it lies inside), and the
+records of the last release that start their chain there.
 """
 from __future__ import annotations
 

@@ -61,9 +61,10 @@ best generator, within the per-model time limit and the run's budget.  Statuses:
 (:class:`~solver.correspondence.flows.NoGenerator`); anything else, or the budget spent - the proven bounds, not exact.
 Nothing is ever passed silently.
 
-Where it lives: the component model, its bounds, pool and first generator in :mod:`solver.correspondence.chain_component`;
-the bulk pass in :mod:`solver.correspondence.chain_bulk` (LPs in :mod:`solver.correspondence.chain_lp`); the CP-SAT model in
-:mod:`solver.correspondence.chain_cpsat`; witnesses in :mod:`solver.correspondence.chain_witness`.  This module asks the questions.
+Where it lives: the component model, its bounds, pool and first generator in
+:mod:`solver.correspondence.chain_component`; the bulk pass in :mod:`solver.correspondence.chain_bulk` (LPs in
+:mod:`solver.correspondence.chain_lp`); the CP-SAT model in :mod:`solver.correspondence.chain_cpsat`; witnesses in
+:mod:`solver.correspondence.chain_witness`.  This module asks the questions.
 
 Measured on five cumulative Mondrian releases of Adult (k = 40, 6,000 new records each; 44,033 objectives
 in 645 components, the largest of 7,655 incidences): every objective closed by the bulk pass - about 7,500
@@ -91,7 +92,8 @@ from .regions import Nodes, atoms
 
 __all__ = ["ChainEngine"]
 
-#: open objectives from which the bulk pass forks worker processes (:meth:`solver.correspondence.chain_bulk.BulkPass.run_all`)
+#: open objectives from which the bulk pass forks worker processes
+#: (:meth:`solver.correspondence.chain_bulk.BulkPass.run_all`)
 _PARALLEL_LOAD = 2000
 
 
@@ -175,8 +177,8 @@ class ChainEngine:
         self.bulk.run_all(self.components, wanted, self.processes, _PARALLEL_LOAD)
 
     def _solve(self, comp: Component, objective: tuple | None, hint: np.ndarray | None):
-        """:func:`solver.correspondence.chain_cpsat.solve_component` within the per-model time limit, cut to what is left of
-        the budget for an objective; ``(value, bound, optimal)`` of an objective in ``self._last``."""
+        """:func:`solver.correspondence.chain_cpsat.solve_component` within the per-model time limit, cut to what is
+        left of the budget for an objective; ``(value, bound, optimal)`` of an objective in ``self._last``."""
         limit = self.time_limit
         self._clipped = False
         if self.budget is not None and objective is not None:

@@ -136,7 +136,8 @@ class JointResult:
             if not self.present[j][t]:
                 continue
             v = int(self.world[j][t])
-            versions.append({"release": j + 1, "group": int(links.groups[j][self.world_group[j][t]]) if v >= 0 else None,
+            versions.append({"release": j + 1,
+                             "group": int(links.groups[j][self.world_group[j][t]]) if v >= 0 else None,
                              "world_value": name(v) if v >= 0 else None,
                              "sug_candidates": [name(x) for x in np.flatnonzero(self.sug[j][t])],
                              "joint_candidates": [name(x) for x in np.flatnonzero(self.possible[j][t])]})

@@ -454,7 +454,8 @@ def test_counterexample_section_7_1_compositions_are_not_complete():
     s = _flu_schema()
     r1 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}] * 3)
     r2 = _release(s, [{"age": "0", "zip": "*", "disease": "flu"}] * 4)
-    r3 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}] * 3 + [{"age": "0", "zip": "1", "disease": "flu"}] * 2)
+    r3 = _release(s, [{"age": "0", "zip": "0", "disease": "flu"}] * 3
+                  + [{"age": "0", "zip": "1", "disease": "flu"}] * 2)
     target = [{"qid": {"age": "0", "zip": "0"}, "timestamp": 2}]
     exact = attack([r1, r2, r3], targets=target)
     closed = attack([r1, r2, r3], targets=target, method="closed_form")

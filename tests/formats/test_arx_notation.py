@@ -1,5 +1,5 @@
-"""ARX's output notation (issue 14, item 6; multirelease/formats/arx.py): release files ARX writes certify exactly like the
-same release in the project's notation, ``--format arx`` writes them, and a label repeated on several levels of
+"""ARX's output notation (issue 14, item 6; multirelease/formats/arx.py): release files ARX writes certify exactly
+like the same release in the project's notation, ``--format arx`` writes them, and a label repeated on several levels of
 an ARX hierarchy file is read the way a recipient can read it.
 
 The oracle of the property test reads an ARX cell from its text alone (brackets, bounds, masks, sets, labels
@@ -224,7 +224,8 @@ def test_native_arx_native_round_trip(release):
         a = native.schema[name]
         for i in range(len(native)):
             if name in native.masks:
-                want = frozenset(a.hierarchy.leaves[c] for c in range(a.domain_size) if int(native.masks[name][i]) >> c & 1)
+                want = frozenset(a.hierarchy.leaves[c] for c in range(a.domain_size)
+                                 if int(native.masks[name][i]) >> c & 1)
             else:
                 want = frozenset(a.hierarchy.leaves[native.lo[i, j]:native.hi[i, j] + 1])
             assert arx_leaves(a, labels[name].iloc[i]) == want, (name, labels[name].iloc[i])

@@ -46,7 +46,8 @@ def _pandas(path: Path, sep: str, offset: int, limit: int | None):
 @given(st.data())
 def test_well_formed_files_take_pyarrow_and_read_as_pandas(data):
     """Well-formed files (no quotes; fields with leading spaces, tabs, the other separator, non-ASCII, empty;
-    CRLF or LF; a BOM; no final line break) with records past the offset: pyarrow reads them, and to pandas' very frame."""
+    CRLF or LF; a BOM; no final line break) with records past the offset: pyarrow reads them, and to pandas' very
+    frame."""
     sep = data.draw(st.sampled_from([";", ","]))
     n_cols = data.draw(st.integers(2, 4))
     names = data.draw(st.lists(st.text(alphabet="abcxyz_-", min_size=1, max_size=4), min_size=n_cols,

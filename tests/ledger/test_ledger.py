@@ -59,7 +59,8 @@ def write_spec(folder: Path, name: str = "spec.yaml", **changes) -> Path:
 def write_snapshots(folder: Path, months: int = 3, n: int = 120, leave: int = 10, arrive: int = 15,
                     update: int = 5, seed: int = 0) -> list[Path]:
     """Monthly snapshots of a small table: ``leave`` records leave, ``arrive`` arrive and ``update`` redraw
-    their disease from the spec's public update model (:data:`MODEL`) each month; identifiers look like nothing a release can contain (``idx00012q``)."""
+    their disease from the spec's public update model (:data:`MODEL`) each month; identifiers look like nothing a
+    release can contain (``idx00012q``)."""
     rng = np.random.default_rng(seed)
     rows: dict[str, dict] = {}
     next_id = 1

@@ -147,7 +147,8 @@ def test_average_information_loss_hand_computed(schema):
     # A: 3 * (4/9 + 2/4 + 1/3);  B: 2 * (4/9 + 4/4 + 3/3) ({r,y} spans codes 0..3);  C: 0;  over 6 records
     assert_allclose(average_information_loss(r), (3 * (4 / 9 + 1 / 2 + 1 / 3) + 2 * (4 / 9 + 2)) / 6)
     # one suppressed record adds 3 (every QI fully generalized), over 7 records
-    assert_allclose(average_information_loss(r, original_size=7), (3 * (4 / 9 + 1 / 2 + 1 / 3) + 2 * (4 / 9 + 2) + 3) / 7)
+    assert_allclose(average_information_loss(r, original_size=7),
+                    (3 * (4 / 9 + 1 / 2 + 1 / 3) + 2 * (4 / 9 + 2) + 3) / 7)
 
 
 # ---------------------------------------------------------------------- FEM, VEM
@@ -163,7 +164,8 @@ def _raw_and_top(schema, n=12, seed=3):
     ages = rng.choice(np.arange(20, 30), n)
     countries = rng.choice(["UK", "France", "Germany", "US", "Canada"], n)
     colors = rng.choice(list("rgby"), n)
-    raw = make(schema, [[str(i + 1), str(a), c, col, "flu"] for i, (a, c, col) in enumerate(zip(ages, countries, colors))],
+    raw = make(schema, [[str(i + 1), str(a), c, col, "flu"]
+                        for i, (a, c, col) in enumerate(zip(ages, countries, colors))],
                columns=COLS6)
     top = make(schema, [["1", "*", "*", "*", "flu"]] * n, columns=COLS6)
     return raw, top
@@ -183,7 +185,8 @@ def test_theorem_1_bounds_attained(schema):
 def test_theorem_3_vem_additivity(schema):
     rng = np.random.default_rng(7)
     n = 60
-    snap = Table.from_rows(schema, [[int(rng.integers(20, 30)), str(rng.choice(["UK", "France", "Germany", "US", "Canada"])),
+    snap = Table.from_rows(schema, [[int(rng.integers(20, 30)),
+                                     str(rng.choice(["UK", "France", "Germany", "US", "Canada"])),
                                      str(rng.choice(list("rgby"))), str(rng.choice(["flu", "cold", "hiv"]))]
                                     for _ in range(n)])
     r = Mondrian(k=4).publish(snap, rng=np.random.default_rng(0)).release
@@ -236,7 +239,8 @@ def test_release_metrics_keys_and_speed(schema, snapshot):
     rng = np.random.default_rng(1)
     n, n_classes = 30_162, 4_000
     cls = rng.integers(0, n_classes, n)
-    lo_c = np.column_stack([rng.integers(0, 5, n_classes), rng.integers(0, 3, n_classes), rng.integers(0, 2, n_classes)])
+    lo_c = np.column_stack([rng.integers(0, 5, n_classes), rng.integers(0, 3, n_classes),
+                            rng.integers(0, 2, n_classes)])
     width = np.column_stack([rng.integers(0, 5, n_classes), np.zeros(n_classes, int), rng.integers(0, 2, n_classes)])
     lo = lo_c[cls].astype(np.int32)
     hi = (lo_c + width)[cls].astype(np.int32)

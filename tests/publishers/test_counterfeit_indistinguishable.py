@@ -31,14 +31,15 @@ Found and fixed here: counterfeit values favoured the first values of the domain
 counterfeit copied a member's other columns (a twin in every group, p 1e-8; now a person of the region outside
 the group: p 0.27), the statistics file listed groups in creation order (now by id), and counterfeit values were
 rarer than their group's real values (full Adult stream, ten releases, 614 groups: frequency p 4e-44, domain
-position p 1e-50).  That last one had three causes, each measured and removed in :mod:`publishers.m_invariance.distinct`:
-new records refilled the gaps of frequent values and not of rare ones (Algorithm 3, ``epsilon = 1``; now off
-unless ``refill: true``), Algorithm 3's scan left a bucket's deficits at the entries no flexible row reaches
-(those of the bucket's rarer values; now ``spread_deficits`` draws them uniformly among the feasible entries),
-and the counterfeit's value was drawn from the table's frequencies instead of like its entry's real rows (now
-``entry_preferences``); intersection buckets, whose counterfeits stayed rarer (rank 0.41-0.45), are off unless
-``intersect_limit`` is set.  On the full stream (the scenario's seed and three others, three KS draws each) the
-frequency patterns now give p 0.05-0.95, for about 23 times the counterfeits (856 -> 20,097 of 154,097 rows).
+position p 1e-50).  That last one had three causes, each measured and removed in
+:mod:`publishers.m_invariance.distinct`: new records refilled the gaps of frequent values and not of rare ones
+(Algorithm 3, ``epsilon = 1``; now off unless ``refill: true``), Algorithm 3's scan left a bucket's deficits at the
+entries no flexible row reaches (those of the bucket's rarer values; now ``spread_deficits`` draws them uniformly
+among the feasible entries), and the counterfeit's value was drawn from the table's frequencies instead of like its
+entry's real rows (now ``entry_preferences``); intersection buckets, whose counterfeits stayed rarer (rank
+0.41-0.45), are off unless ``intersect_limit`` is set.  On the full stream (the scenario's seed and three others,
+three KS draws each) the frequency patterns now give p 0.05-0.95, for about 23 times the counterfeits (856 -> 20,097
+of 154,097 rows).
 
 Left, and weak: on the full stream the value's *position in the domain* still gives p 1e-4 to 0.55 (7 of 12 below
 0.05): in groups of four the counterfeit is the group's lowest or highest value 6% less often than it should
@@ -333,5 +334,6 @@ def test_newest_uids_say_no_more_than_the_counterfeit_statistics(small_streams):
             share = [counts.get(int(f["group"][k]), 0) / size[int(f["group"][k])] for k in chosen]
             given += sum(share)
             var += sum(p * (1 - p) for p in share)
-    print(f"newest uids: {hits:.0f} hits, blind {blind:.1f}, given the statistics {given:.1f} (sd {math.sqrt(var):.1f})")
+    print(f"newest uids: {hits:.0f} hits, blind {blind:.1f}, given the statistics {given:.1f} "
+          f"(sd {math.sqrt(var):.1f})")
     assert abs(hits - given) <= 4 * math.sqrt(var) + 1e-9

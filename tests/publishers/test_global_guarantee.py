@@ -199,7 +199,8 @@ def test_published_sequences_keep_the_guarantee_and_refusals_are_right(tables, l
             if e.kind == "budget":
                 # it keeps the guarantee now: published with the horizon allowed to shrink
                 assert not shrink
-                res = GlobalGuarantee(l=l, horizon=horizon, shrink=True, sensitive="free").publish(t, state=state, rng=rng)
+                res = GlobalGuarantee(l=l, horizon=horizon, shrink=True,
+                                      sensitive="free").publish(t, state=state, rng=rng)
                 p = brute_force_breach(tables, releases + [res.release], protected)
                 assert max(p.values()) <= bound
                 assert res.state["horizon"] == e.witness["fits"] < min(horizon, (state or {}).get("horizon", horizon))

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from publishers.m_invariance._assign import TOL, _scan_max, _scan_min, assign_new, assign_old
 from scipy import stats
 
-from publishers.m_invariance._distinct_parts import (Bucket, _allowed_by_matchings, allowed_masks, allowed_masks_of, bits,
-                                          counterfeit_values, intersection_key, intersection_keys, intersection_plan,
-                                          sampled_counterfeit_values, spread_deficits)
+from publishers.m_invariance._distinct_parts import (Bucket, _allowed_by_matchings, allowed_masks, allowed_masks_of,
+                                                     bits, counterfeit_values, intersection_key, intersection_keys,
+                                                     intersection_plan, sampled_counterfeit_values, spread_deficits)
 
 masks = st.integers(0, (1 << 7) - 1)
 

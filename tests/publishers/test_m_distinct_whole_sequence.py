@@ -107,9 +107,9 @@ def test_m_distinct_keeps_every_node_over_the_whole_sequence(name, outside):
 
 
 def test_the_checker_finds_m_invariances_hole(tmp_path):
-    """tests/publishers/test_guarantee_holes.py's first counterexample (seed 3: release 2, record idx00082q): m-invariance
-    without the public model bound publishes release 2, and :func:`whole_sequence_findings` finds the vulnerable
-    value there; bound, it refuses that release."""
+    """tests/publishers/test_guarantee_holes.py's first counterexample (seed 3: release 2, record idx00082q):
+    m-invariance without the public model bound publishes release 2, and :func:`whole_sequence_findings` finds the
+    vulnerable value there; bound, it refuses that release."""
     import pandas as pd
 
     from multirelease.model.table import Table

@@ -34,8 +34,8 @@ refused, 317 / 309 s CPU, 0.29 GB peak.  1,000 examples each of m_distinct and m
 and ``intersect_limit`` drawn too (session 5): nothing found; 219 and 485 refused, every one for a sensitive
 domain with fewer than ``m`` values; 79 s CPU for both, 0.27 GB peak.
 
-Also here: BPG's own check (:meth:`publishers.bpg.postprocessor.BPG._check`) agrees with ``ATTACKS["intersection"]`` run on
-every release, and refuses a release that a broken post-processing would have isolated someone with.
+Also here: BPG's own check (:meth:`publishers.bpg.postprocessor.BPG._check`) agrees with ``ATTACKS["intersection"]``
+run on every release, and refuses a release that a broken post-processing would have isolated someone with.
 """
 from __future__ import annotations
 
