@@ -1,10 +1,11 @@
 """Brute forces written from the papers, for the registry-wide property (tests/publishers/test_publisher_guarantees.py).
 
-The team's other brute forces stay in their test modules and are imported from there (m-invariance /
-m-Distinct: tests/publishers/test_m_publishers_guarantee.py; Wong et al.'s worlds:
-tests/publishers/test_global_guarantee.py; Fung et al.'s FA / CA / BA: tests/publishers/test_bcf_any_r1.py).  Here,
-the ones no module had at the size of that property:
+The team's other brute forces stay in their test modules and are imported from there by the tests of the same
+folder (m-invariance / m-Distinct: tests/publishers/test_m_publishers_guarantee.py; Wong et al.'s worlds:
+tests/publishers/test_global_guarantee.py; Fung et al.'s FA / CA / BA: tests/publishers/test_bcf_any_r1.py).
+Here, the ones no module had at the size of that property, and those tests of several folders share:
 
+* :func:`distinct_assignments` - every distinct arrangement of a multiset of values (the worlds of one table);
 * :func:`linking_failures` - k-anonymity and distinct l-diversity of every class of one published file;
 * :func:`intersection_failures` - Barbosa et al. section 4 by its set algebra: for every uid and every subset
   of the releases (itertools), the candidate set the adversary builds from those releases alone (the
@@ -25,9 +26,26 @@ import pandas as pd
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
 
-from test_global_guarantee import _distinct_assignments
+__all__ = ["linking_failures", "intersection_failures", "sequence_worlds", "min_linkability", "tuple_pins",
+           "distinct_assignments"]
 
-__all__ = ["linking_failures", "intersection_failures", "sequence_worlds", "min_linkability", "tuple_pins"]
+
+def distinct_assignments(values: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct arrangement of the multiset ``values`` over ``n`` positions, as rows of codes into the
+    returned labels (Wong et al.'s worlds of one table, and Shmueli & Tassa's of a sequence's last table)."""
+    labels, counts = np.unique(np.asarray(values, dtype=object).astype(str), return_counts=True)
+    partial = np.zeros((1, 0), dtype=np.int8)
+    left = counts[None, :].copy()
+    for _ in range(n):
+        grown, rest = [], []
+        for v in range(len(labels)):
+            ok = left[:, v] > 0
+            grown.append(np.column_stack([partial[ok], np.full(int(ok.sum()), v, dtype=np.int8)]))
+            r = left[ok].copy()
+            r[:, v] -= 1
+            rest.append(r)
+        partial, left = np.concatenate(grown), np.concatenate(rest)
+    return labels, partial
 
 
 def _classes(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -95,7 +113,7 @@ def sequence_worlds(tables, releases, linking: tuple = ()) -> tuple[list[str], n
     ids = [str(x) for x in last.ids]
     where = {p: i for i, p in enumerate(ids)}
     own = _tuples([last.sensitive] + [last.frame[c].to_numpy() for c in linking])
-    labels, worlds = _distinct_assignments(list(own), len(ids))
+    labels, worlds = distinct_assignments(list(own), len(ids))
     for table, release in zip(tables, releases):
         cols = [list(table.schema.quasi).index(n) for n in release.quasi]
         people = np.array([where[str(x)] for x in table.ids], dtype=np.int64)

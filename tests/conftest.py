@@ -16,13 +16,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# `from strategies import ...` works whether pytest runs with rootdir or importmode settings; test modules also
-# import each other's brute forces and data builders by module name (`from test_ledger import write_snapshots`)
-# across the package folders, so every folder is on the path whichever file runs first or alone (the names of
-# test modules are unique across folders, as pytest's default import mode requires)
-_TESTS = Path(__file__).resolve().parent
-for _folder in [_TESTS, *sorted(p for p in _TESTS.iterdir() if p.is_dir() and any(p.glob("test_*.py")))]:
-    sys.path.insert(0, str(_folder))
+# `from strategies import ...` works whether pytest runs with rootdir or importmode settings: what tests in
+# several folders share (strategies, bruteforce, ledger_data, tally) lives here in tests/; a test module imports
+# another only from its own folder
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 settings.register_profile("ci", derandomize=True, max_examples=30, deadline=None, print_blob=True)
 settings.register_profile("thorough", max_examples=200, deadline=None)

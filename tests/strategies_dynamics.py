@@ -1,7 +1,8 @@
 """Hypothesis strategies for sequences over time (re-exported by :mod:`strategies`): :func:`update_streams`
 (changes that apply in sequence), and for releases with internal updates (Li & Zhou): :func:`transition_models`
 (public update models), :func:`sug_layers` (one record's SUG as data), :func:`stream_params` (parameters of
-:func:`multirelease.model.dynamics.generate_stream`), :func:`stream_snapshots` (the snapshots of a generated stream).
+:func:`multirelease.model.dynamics.generate_stream`), :func:`stream_snapshots` (the snapshots of a generated stream);
+and, inside a test, :func:`published_sequence` (such a stream published by a registered publisher).
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from multirelease.model.table import Change, Table
 
 from strategies_tables import _BOOL, _ints, _pick
 
-__all__ = ["update_streams", "transition_models", "sug_layers", "stream_params", "stream_snapshots"]
+__all__ = ["update_streams", "transition_models", "sug_layers", "stream_params", "stream_snapshots",
+           "published_sequence"]
 
 
 # ---------------------------------------------------------------------- dynamics
@@ -133,3 +135,44 @@ def stream_snapshots(data, table: Table, n_releases: int, params: dict, model) -
     for i in range(2, n_releases + 1):
         snaps.append(snaps[-1].apply(changes[i]) if i in changes else snaps[-1])
     return snaps
+
+
+def published_sequence(data, publisher, *, m=2, n_releases=3, model_kind=None, **config):
+    """A random table, transition model and update stream, published ``n_releases`` times by ``publisher``
+    (``config``: more of its parameters; a release the publisher refuses discards the example): ``(sequence,
+    model, states)``.  Drawn inside a test from hypothesis's ``data``."""
+    from hypothesis import assume
+
+    from multirelease.errors import InputError
+    from multirelease.model.dynamics import generate_stream
+    from multirelease.model.sequence import ReleaseSequence
+    from publishers import PUBLISHERS
+    from strategies import raw_tables, schemas
+
+
+    schema = data.draw(schemas(min_sensitive=3, max_sensitive=5, identifier=True, subsets=False))
+    table = data.draw(raw_tables(schema, min_size=12, max_size=30))
+    sens = schema[schema.sensitive[0]].hierarchy.leaves
+    model = data.draw(transition_models(sens, stay=True, kind=model_kind))
+    params = data.draw(stream_params(len(table)))
+    rng = np.random.default_rng(params["seed"])
+    first, changes = generate_stream(table, n_releases, params, model, rng)
+    if publisher == "naive":
+        pub = PUBLISHERS["naive"](l=m)
+    else:
+        pub = PUBLISHERS[publisher](m=m, **config)
+        if hasattr(pub, "bind_transitions"):
+            pub.bind_transitions(model)
+    seq = ReleaseSequence()
+    snap, state, states = first, None, []
+    for i in range(1, n_releases + 1):
+        if i in changes:
+            snap = snap.apply(changes[i])
+        try:
+            res = pub.publish(snap, state=state, rng=np.random.default_rng(i))
+        except InputError:
+            assume(False)
+        state = res.state
+        states.append(state)
+        seq.append(res.release, res.truth, snap)
+    return seq, model, states

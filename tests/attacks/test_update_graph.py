@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from attacks.update_graph.attack import UpdateGraph, enumerate_paths, link_versions, node_weights, sug_dp
-from multirelease.model.dynamics import generate_stream
 from multirelease.errors import InputError
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.transitions import TransitionModel, load_transitions
-from strategies import raw_tables, schemas, stream_params, sug_layers, transition_models
+from strategies import sug_layers, transition_models
+from strategies_dynamics import published_sequence
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 VALUES = ("a", "b", "c", "d", "e")
@@ -143,44 +143,11 @@ def test_lemma_1_free_updates_leave_earlier_risks_unchanged(data):
 
 
 # ---------------------------------------------------------------------- the attack on published sequences
-def _sequence(data, publisher, *, m=2, n_releases=3, model_kind=None, **config):
-    """A random table, transition model and update stream, published ``n_releases`` times (``config``: more
-    parameters of the publisher)."""
-    from publishers import PUBLISHERS
-
-    schema = data.draw(schemas(min_sensitive=3, max_sensitive=5, identifier=True, subsets=False))
-    table = data.draw(raw_tables(schema, min_size=12, max_size=30))
-    sens = schema[schema.sensitive[0]].hierarchy.leaves
-    model = data.draw(transition_models(sens, stay=True, kind=model_kind))
-    params = data.draw(stream_params(len(table)))
-    rng = np.random.default_rng(params["seed"])
-    first, changes = generate_stream(table, n_releases, params, model, rng)
-    if publisher == "naive":
-        pub = PUBLISHERS["naive"](l=m)
-    else:
-        pub = PUBLISHERS[publisher](m=m, **config)
-        if hasattr(pub, "bind_transitions"):
-            pub.bind_transitions(model)
-    seq = ReleaseSequence()
-    snap, state, states = first, None, []
-    for i in range(1, n_releases + 1):
-        if i in changes:
-            snap = snap.apply(changes[i])
-        try:
-            res = pub.publish(snap, state=state, rng=np.random.default_rng(i))
-        except InputError:
-            assume(False)
-        state = res.state
-        states.append(state)
-        seq.append(res.release, res.truth, snap)
-    return seq, model, states
-
-
 @settings(max_examples=25)
 @given(data=st.data())
 def test_joint_attack_never_finds_less_than_the_sug(data):
     publisher = data.draw(st.sampled_from(["naive", "m_distinct", "m_invariance"]))
-    seq, model, _ = _sequence(data, publisher)
+    seq, model, _ = published_sequence(data, publisher)
     view = seq.view(Adversary(sensitive="transitions"), model)
     sug = UpdateGraph(linkage="population").run(view)
     joint = UpdateGraph(linkage="population", joint=True, time_limit=60).run(view)
@@ -244,7 +211,7 @@ def test_population_linkage_locates_everyone_by_definition_6(data):
     from multirelease.model.release import contains
 
     publisher = data.draw(st.sampled_from(["naive", "m_distinct", "m_invariance"]))
-    seq, model, _ = _sequence(data, publisher)
+    seq, model, _ = published_sequence(data, publisher)
     view = seq.view(Adversary(sensitive="transitions"), model)
     links = link_versions(view, model, "population")
     targets = {str(t): k for k, t in enumerate(links.targets)}

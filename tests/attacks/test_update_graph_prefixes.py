@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from attacks.update_graph.attack import UpdateGraph, backward_risks, forward_pass, link_versions, node_weights
 from multirelease.errors import InputError
 from multirelease.model.sequence import Adversary
-from test_update_graph import _sequence
+from strategies_dynamics import published_sequence
 
 
 def _rows_full(links, model):
@@ -46,7 +46,7 @@ def _rows_full(links, model):
 def test_prefix_rows_are_those_of_the_full_arrays(data):
     publisher = data.draw(st.sampled_from(["naive", "m_distinct", "m_invariance"]))
     try:
-        seq, model, _ = _sequence(data, publisher, n_releases=data.draw(st.integers(3, 5)))
+        seq, model, _ = published_sequence(data, publisher, n_releases=data.draw(st.integers(3, 5)))
     except InputError:  # a stream that empties the small table before its last release
         assume(False)
     view = seq.view(Adversary(sensitive="transitions"), model)

@@ -268,7 +268,7 @@ def test_ledger_writes_and_reads_arx_notation(tmp_path):
     as the counterfeit statistics name groups), the next month reads them back from the ledger, ``ledger
     --verify`` passes, and ``certify --ledger`` of the files reaches the figures of the same files in the
     project's notation."""
-    from test_ledger import release, write_snapshots, write_spec
+    from ledger_data import release, write_snapshots, write_spec
 
     spec = write_spec(tmp_path)
     snaps = write_snapshots(tmp_path, months=2)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from multirelease.ledger.store import DB_NAME, Ledger
-from test_ledger import write_snapshots, write_spec
+from ledger_data import write_snapshots, write_spec
 
 POINTS = ("start", "locked", "read", "planned", "gated", "written", "recorded", "committed", "renamed", "done")
 

@@ -16,7 +16,7 @@ from multirelease import pipeline
 from multirelease.errors import InputError
 from multirelease.ledger.store import DB_NAME, Ledger
 from multirelease.ledger.operations import ledger_certify_plan, make_release
-from test_ledger import M_INVARIANCE, folder_bytes, release, write_snapshots, write_spec
+from ledger_data import M_INVARIANCE, folder_bytes, release, write_snapshots, write_spec
 
 BPG = dict(publisher="bpg, k: 3, l: 2", sensitive=", record_tracking: true, sensitive: transitions",
            transitions=M_INVARIANCE["transitions"],

@@ -19,8 +19,8 @@ from multirelease.cli import main
 from multirelease.model.transitions import load_transitions
 from publishers import PUBLISHERS
 
-import test_ledger
-from test_ledger import DISEASES, SCHEMA, folder_bytes
+import ledger_data
+from ledger_data import DISEASES, SCHEMA, folder_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,12 +37,12 @@ MODEL = load_transitions({"diameter": 2, "shape": "blocks", "values": DISEASES})
 
 
 def write_snapshots(folder: Path, **kw) -> list[Path]:
-    """:func:`test_ledger.write_snapshots` with its updates drawn from this spec's model (:data:`MODEL`)."""
-    saved, test_ledger.MODEL = test_ledger.MODEL, MODEL
+    """:func:`ledger_data.write_snapshots` with its updates drawn from this spec's model (:data:`MODEL`)."""
+    saved, ledger_data.MODEL = ledger_data.MODEL, MODEL
     try:
-        return test_ledger.write_snapshots(folder, **kw)
+        return ledger_data.write_snapshots(folder, **kw)
     finally:
-        test_ledger.MODEL = saved
+        ledger_data.MODEL = saved
 
 
 def spec_for(folder: Path, name: str) -> Path:

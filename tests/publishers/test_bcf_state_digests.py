@@ -16,7 +16,7 @@ from multirelease.errors import InputError
 from multirelease.ledger.store import Ledger
 from multirelease.ledger.operations import load_spec, make_release, read_snapshot
 from publishers import PUBLISHERS
-from test_ledger import DISEASES, write_snapshots, write_spec
+from ledger_data import DISEASES, write_snapshots, write_spec
 
 BCF = dict(publisher="bcf, k: 2", sensitive=", correspondence: true", transitions="", attacks="  - linking\n",
            expect="  - linking.k >= 2\n")

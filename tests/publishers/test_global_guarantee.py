@@ -33,28 +33,13 @@ from multirelease.model.table import Table
 from publishers.global_guarantee import GlobalGuarantee, Refusal
 from publishers.mondrian import release_from_partition
 
+from bruteforce import distinct_assignments
+
 VALUES = ("flu", "hiv", "cancer", "none")  # the random tables' values (the hierarchy has "fever" as well)
 ZIPS = ("z1", "z2", "z3", "z4")
 
 
 # ---------------------------------------------------------------------- brute force (001, Definitions 1-2)
-def _distinct_assignments(values: list[str], n: int) -> np.ndarray:
-    """Every distinct arrangement of the multiset ``values`` over ``n`` positions, as rows of codes."""
-    labels, counts = np.unique(np.asarray(values, dtype=object).astype(str), return_counts=True)
-    partial = np.zeros((1, 0), dtype=np.int8)
-    left = counts[None, :].copy()
-    for _ in range(n):
-        grown, rest = [], []
-        for v in range(len(labels)):
-            ok = left[:, v] > 0
-            grown.append(np.column_stack([partial[ok], np.full(int(ok.sum()), v, dtype=np.int8)]))
-            r = left[ok].copy()
-            r[:, v] -= 1
-            rest.append(r)
-        partial, left = np.concatenate(grown), np.concatenate(rest)
-    return labels, partial
-
-
 def _has_correspondence(assign: np.ndarray, row_value: np.ndarray, inside: np.ndarray) -> bool:
     """A bijection individuals -> rows, each individual inside its row, giving it its assigned value."""
     g = nx.Graph()
@@ -82,7 +67,7 @@ def release_worlds(release, snapshot: Table) -> dict[str, dict[str, Fraction]]:
         people = sorted(i for kind, i in comp if kind == "p")
         rows = sorted(r for kind, r in comp if kind == "r")
         assert len(people) == len(rows), "a release with no world"
-        labels, arr = _distinct_assignments(list(sens[rows]), len(people))
+        labels, arr = distinct_assignments(list(sens[rows]), len(people))
         sub = inside[np.ix_(rows, people)]
         if not sub.all():
             row_codes = np.searchsorted(labels, sens[rows])

@@ -4,7 +4,7 @@ case: the publisher now refuses or repairs, and what it publishes passes the pip
 release so far.
 
 1. **global_guarantee, persistent values** (Wong et al. 001; the gate's witness ``idx00071q``): on two months
-   of a small table (tests/ledger/test_ledger.py's data, 60 records then 12 arrivals) Mondrian's release 2 passes
+   of a small table (tests/ledger_data.py's data, 60 records then 12 arrivals) Mondrian's release 2 passes
    the transient-value checks (release alone, and the exact survival product of section III.A) but the
    default adversary, who takes values as persistent, intersects the two releases and links a new individual
    to one value: ``possible_worlds.min_linkability = 1 < 2``.
@@ -34,7 +34,7 @@ from publishers.global_guarantee import GlobalGuarantee
 from publishers.m_invariance.invariance import MInvariance
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from test_ledger import SPEC, write_snapshots  # noqa: E402  (the ledger engineer's data)
+from ledger_data import SPEC, write_snapshots  # noqa: E402  (the ledger engineer's data)
 
 
 def _schema(tmp_path: Path) -> Schema:
@@ -97,7 +97,7 @@ WINDOW = {"diameter": 2, "shape": "window", "values": DISEASES}
 
 
 def out_of_model_months(folder: Path, seed: int) -> list[Path]:
-    """tests/ledger/test_ledger.py's months as they were before bfba1de: 120 records, then each month 10 leave,
+    """tests/ledger_data.py's months as they were before bfba1de: 120 records, then each month 10 leave,
     15 arrive and 5 redraw their disease uniformly (outside the window model)."""
     rng = np.random.default_rng(seed)
     countries = ["UK", "France", "Spain", "US", "Canada", "Mexico"]

@@ -18,7 +18,7 @@ from attacks.update_graph.attack import UpdateGraph, link_versions, node_weights
 from multirelease.model.sequence import Adversary, ReleaseSequence
 from multirelease.model.transitions import TransitionModel
 from publishers.m_invariance.distinct import edge_colouring
-from test_update_graph import _sequence
+from strategies_dynamics import published_sequence
 
 
 def _m_unique(release, m):
@@ -54,7 +54,7 @@ def _counterfeits_consistent(release, truth):
 def test_m_distinct_lemma_3(data, m, refill, intersect_limit):
     """Lemma 3 with the default balancing and with Algorithm 3's refilling and Algorithm 2's intersection
     buckets (``refill``, ``intersect_limit``: off by default, issue 13)."""
-    seq, model, states = _sequence(data, "m_distinct", m=m, n_releases=3, refill=refill,
+    seq, model, states = published_sequence(data, "m_distinct", m=m, n_releases=3, refill=refill,
                                    intersect_limit=intersect_limit)
     for release, truth, state in zip(seq.releases, seq.truths, states):
         _m_unique(release, m)
@@ -78,7 +78,7 @@ def test_m_distinct_lemma_3(data, m, refill, intersect_limit):
 def test_m_distinct_star_lemma_4(data, m):
     """Blocks of equal size: transitive candidate update sets with equal update probabilities (the random
     world of Lemma 4's proof)."""
-    seq, model, _ = _sequence(data, "m_distinct_star", m=m, n_releases=3, model_kind="blocks")
+    seq, model, _ = published_sequence(data, "m_distinct_star", m=m, n_releases=3, model_kind="blocks")
     n_vals = len(model)
     d = model.diameter
     if n_vals % d:  # unequal blocks weigh their paths unequally: Lemma 4 assumes equal weights
@@ -92,7 +92,7 @@ def test_m_distinct_star_lemma_4(data, m):
 @settings(max_examples=40)
 @given(data=st.data(), m=st.integers(2, 3))
 def test_m_invariance_invalid_records(data, m):
-    seq, model, states = _sequence(data, "m_invariance", m=m, n_releases=3)
+    seq, model, states = published_sequence(data, "m_invariance", m=m, n_releases=3)
     for i in range(1, len(seq)):
         prev_rel, prev_truth = seq.releases[i - 1], seq.truths[i - 1]
         sig = {}
