@@ -13,8 +13,9 @@ without a bound is proven only if the attack lists it in ``proven``; any other i
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Iterable, Mapping, NamedTuple, Protocol, runtime_checkable
 
 from multirelease.params import validate_params
 from multirelease.model.sequence import SequenceView
@@ -162,6 +163,10 @@ class AttackBase:
     defaults: ClassVar[dict] = {}
     #: the summary metrics this attack reports (used to validate ``expect`` lines)
     metrics: ClassVar[tuple] = ()
+    #: the metrics the run's requirements read (:meth:`reading`); ``None``: no requirement names this attack,
+    #: every metric is computed.  An attack may leave out figures no requirement reads when they cost far more
+    #: than the others, and says so in its notes (possible worlds: world counting).
+    read: frozenset | None = None
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         self.config = validate_params(self.name, self.params, params, required=self.required,
@@ -173,6 +178,13 @@ class AttackBase:
     def default_requirements(self) -> list[str]:
         """Requirements ``certify`` judges when none are given (``'<attack>.<metric> <op> <number>'``)."""
         return []
+
+    def reading(self, metrics: Iterable[str] | None) -> "AttackBase":
+        """This attack for a run whose requirements read ``metrics`` of it (``None``: none names it): a copy,
+        the parameters unchanged (the pipeline calls it before every run, :func:`multirelease.pipeline.reads`)."""
+        out = copy.copy(self)
+        out.read = None if metrics is None else frozenset(metrics)
+        return out
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in sorted(self.config.items()))

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from multirelease.model.linking import Linking, Projection
-from multirelease.params import Interval, ListOf, Text
+from multirelease.params import Interval, ListOf, Options, Text
 from multirelease.model.sequence import SequenceView
 from solver.worlds.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT
 from solver.worlds.analysis import WorldsAnalysis, analyze
@@ -56,6 +56,8 @@ __all__ = ["PossibleWorlds", "protected_codes"]
 
 #: rows of ``targets``: the individuals with the highest breach probability
 _TOP_TARGETS = 20
+#: the metrics that need the worlds counted (the others need linkability only)
+COUNTING_METRICS = ("max_breach", "max_linkage", "max_localized")
 
 
 def protected_codes(values_param, dictionary: np.ndarray) -> np.ndarray:
@@ -84,6 +86,11 @@ class PossibleWorlds(AttackBase):
         witness world.
     samples : int, default 2000
         States recorded by the sampler of blocks beyond the exact budget.
+    counting : 'auto' or 'always', default 'auto'
+        World counting (``max_breach``, ``max_linkage``, ``max_localized``) costs far more than linkability
+        (``min_linkability``, ``disclosed``: one feasibility question per individual and value).  ``auto``
+        counts when a requirement reads one of the three, or when no requirement names this attack (it was
+        listed to be shown); otherwise the three are not computed and the notes say so.  ``always`` counts.
 
     Examples
     --------
@@ -98,8 +105,10 @@ class PossibleWorlds(AttackBase):
         "max_type_worlds": Interval(int, 1, None),
         "time_limit": Interval(float, 0, None, closed="neither"),
         "samples": Interval(int, 40, None),
+        "counting": Options(("auto", "always")),
     }
-    defaults = {"max_type_worlds": DEFAULT_MAX_TYPE_WORLDS, "time_limit": DEFAULT_TIME_LIMIT, "samples": 2000}
+    defaults = {"max_type_worlds": DEFAULT_MAX_TYPE_WORLDS, "time_limit": DEFAULT_TIME_LIMIT, "samples": 2000,
+                "counting": "auto"}
     metrics = ("max_breach", "max_linkage", "max_localized", "min_linkability", "disclosed", "individuals",
                "blocks", "estimated_blocks")
     #: the papers and their definitions (reference, ``multirelease describe``)
@@ -140,18 +149,26 @@ class PossibleWorlds(AttackBase):
                 return False
         return True
 
-    def analysis(self, view: SequenceView) -> WorldsAnalysis:
-        """The engine's full per-individual result (for publishers and tests)."""
+    def counts(self) -> bool:
+        """Are the worlds counted in :meth:`run` (the ``counting`` parameter and the metrics the requirements
+        read, :meth:`~attacks.base.AttackBase.reading`)?"""
+        return (self.config["counting"] == "always" or self.read is None
+                or any(m in self.read for m in COUNTING_METRICS))
+
+    def analysis(self, view: SequenceView, *, count: bool = True) -> WorldsAnalysis:
+        """The engine's full per-individual result (for publishers and tests); ``count=False``: linkability
+        only (the probabilities are NaN)."""
         problem = build_problem(view, values=[view.linked_values(r) for r in range(len(view.releases))])
         return analyze(problem, max_type_worlds=self.config["max_type_worlds"],
                        time_limit=self.config["time_limit"], samples=self.config["samples"],
-                       rng=np.random.default_rng(0))
+                       rng=np.random.default_rng(0), count=count)
 
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         if progress is not None:
             progress(0, 1, "possible worlds")
         linking = view.linking
-        a = self.analysis(view)
+        count = self.counts()
+        a = self.analysis(view, count=count)
         problem = a.problem
         p = _SensitiveView(a, linking)
         prot = protected_codes(self.config.get("values"), p.values)
@@ -164,7 +181,7 @@ class PossibleWorlds(AttackBase):
         reasons: dict[str, tuple] = {}
         worst: dict[str, Any] = {}
         n_links = p.linkable.sum(axis=1)
-        estimated = [b for b in a.blocks if not b.exact]
+        estimated = [b for b in a.blocks if not b.exact] if count else []
         summary["individuals"] = N
         summary["blocks"] = len(a.blocks)
         summary["estimated_blocks"] = len(estimated)
@@ -176,7 +193,7 @@ class PossibleWorlds(AttackBase):
                                         "values": [str(p.values[v]) for v in np.flatnonzero(p.linkable[i])]}
             if linking:
                 worst["min_linkability"].update(p.linked(i))
-        exact = all(b.exact for b in a.blocks) and a.linkability_exact
+        exact = (all(b.exact for b in a.blocks) or not count) and a.linkability_exact
         stopped = ("time_limit", f"CP-SAT time limit {self.config['time_limit']:g} s per block")
         if not a.linkability_exact:
             # undecided pairs are reported linkable (an upper set); proven are those a world realizes; every
@@ -187,7 +204,11 @@ class PossibleWorlds(AttackBase):
             reasons["min_linkability"] = reasons["disclosed"] = stopped
             notes.append("CP-SAT stopped on its time limit while deciding linkability: undecided (individual, "
                          "value) pairs are counted as linkable (min_linkability and disclosed are bounds)")
-        if len(prot) and N:
+        if not count:
+            notes.append(f"world counting skipped: no requirement reads {', '.join(COUNTING_METRICS)} "
+                         "(counting: auto), so they are not computed; min_linkability and disclosed need "
+                         "linkability only")
+        elif len(prot) and N:
             sub = p.breach[:, prot]
             i, vv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(sub), -1, sub))), sub.shape)
             v = int(prot[vv])
@@ -228,9 +249,9 @@ class PossibleWorlds(AttackBase):
             intervals["min_linkability"] = (low_link,
                                             intervals.get("min_linkability", (0, summary["min_linkability"]))[1])
             intervals["disclosed"] = (intervals.get("disclosed", (summary["disclosed"], 0))[0], N)
-            for m in ("max_breach", "max_linkage", "max_localized"):
+            for m in COUNTING_METRICS if count else ():
                 intervals[m] = (None, None)
-            for m in ("min_linkability", "disclosed", "max_breach", "max_linkage", "max_localized"):
+            for m in ("min_linkability", "disclosed") + (COUNTING_METRICS if count else ()):
                 reasons[m] = why
             exact = False
             notes.append("the persistent linking columns are relaxed to changing ones under adversary.sensitive "
@@ -241,7 +262,7 @@ class PossibleWorlds(AttackBase):
                          f"(95% batch-means intervals in worst); bounds hold the proven intervals")
         bounds, proven = settle(summary, intervals, *stopped, reasons=reasons)
         reason = next(iter(bounds.values())).reason if bounds else "time_limit"
-        targets = self._targets(a, p, prot)
+        targets = self._targets(a, p, prot) if count else self._linkability_targets(a, p)
         if progress is not None:
             progress(1, 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(targets),
@@ -285,6 +306,13 @@ class PossibleWorlds(AttackBase):
         if worlds:
             out["world"] = worlds
         return out
+
+    def _linkability_targets(self, a: WorldsAnalysis, p: "_SensitiveView") -> list[dict]:
+        """Without counting: the individuals linkable to the fewest values."""
+        n_links = p.linkable.sum(axis=1)
+        order = np.argsort(n_links, kind="stable")[:_TOP_TARGETS]
+        return [{"individual": str(a.problem.individuals[i]), "linkability": int(n_links[i]),
+                 "linkable": [str(p.values[x]) for x in np.flatnonzero(p.linkable[i])]} for i in order.tolist()]
 
     def _targets(self, a: WorldsAnalysis, p: "_SensitiveView", prot: np.ndarray) -> list[dict]:
         problem = a.problem

@@ -326,6 +326,7 @@ def _extend_attack(scenario: Scenario, run: ScenarioRun, resume: Any, name: str,
         return seq.view(scenario.adversary, scenario.transitions, targets=run.targets)
 
     new = [(run.sequence.releases[-1], run.sequence.snapshots[-1])]
+    attack = reads(scenario, name, attack)
     extend = getattr(attack, "extend", None)
     state = resume.state(name, attack) if extend is not None else None
     parts: list = []
@@ -423,11 +424,21 @@ def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) 
         t0 = time.perf_counter()
         try:
             # the attack's own steps (components, release pairs) shown in the same bar's description
-            run.results[name] = attack.run(view, progress=lambda done, n, what: notify(
+            run.results[name] = reads(scenario, name, attack).run(view, progress=lambda done, n, what: notify(
                 f"attack {name}: {what} ({done}/{n})", offset + j, total))
         except InputError as exc:
             raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
         run.timings[f"attack {name}"] = time.perf_counter() - t0
+
+
+def reads(scenario: Scenario, name: str, attack: Any) -> Any:
+    """The attack told which of its metrics the requirements read (:meth:`attacks.base.AttackBase.reading`), so
+    that it computes what they judge and may skip costly figures nothing reads; ``None`` when no requirement
+    names it (every figure: the attack was listed to be shown).  ``run`` and ``certify`` go through here alike."""
+    if not hasattr(attack, "reading"):
+        return attack
+    metrics = [e.metric for e, _ in requirements(scenario) if e.subject == name]
+    return attack.reading(metrics or None)
 
 
 # ---------------------------------------------------------------------- 3. judge

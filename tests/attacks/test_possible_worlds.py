@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -353,3 +354,57 @@ def test_global_guarantee_scenario_state_is_json():
     assert state["releases"] == 1 and all(Fraction(x) < 1 for e in state["survival"].values() for x in e.values())
     res2 = GlobalGuarantee(l=2).publish(Table(schema, frame), state=state, rng=np.random.default_rng(1))
     assert res2.state["releases"] == 2
+
+
+# ---------------------------------------------------------------------- what the requirements read (issue 24)
+@given(tiny_sequences("persistent"))
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=25)
+def test_linkability_requirements_skip_counting_and_keep_the_brute_force_figures(case):
+    """A run whose requirements read only ``disclosed`` / ``min_linkability`` does not count worlds: the two
+    figures equal the brute force's (every world enumerated), the counting metrics are absent and the notes say
+    why; ``counting: always`` and a run that no requirement names count as before."""
+    tables, releases = case
+    view = _view(tables, releases, "persistent")
+    try:
+        bf = brute_force(build_problem(view))
+    except ValueError:
+        assume(False)
+    links = bf["linkable"].sum(axis=1)
+    lean = PossibleWorlds().reading({"disclosed", "min_linkability"}).run(view)
+    assert lean.summary["min_linkability"] == int(links.min())
+    assert lean.summary["disclosed"] == int((links == 1).sum())
+    assert lean.is_proven("disclosed") and lean.is_proven("min_linkability")
+    assert not {"max_breach", "max_linkage", "max_localized"} & set(lean.reported_metrics())
+    assert any("world counting skipped" in n for n in lean.notes)
+    for attack in (PossibleWorlds(), PossibleWorlds(counting="always").reading({"disclosed"}),
+                   PossibleWorlds().reading({"disclosed", "max_breach"})):
+        full = attack.run(view)
+        assert full.summary["disclosed"] == lean.summary["disclosed"]
+        best = max(Fraction(int(c), bf["worlds"]) for c in bf["linked"].ravel())
+        assert full.is_proven("max_breach") and math.isclose(full.summary["max_breach"], float(best))
+
+
+def test_a_gate_reading_disclosed_only_reports_no_counting_metric(tmp_path, capsys):
+    """Through the pipeline (``run`` and ``certify`` alike): a requirement on ``disclosed`` leaves the counting
+    metrics out of the JSON report with the note, and ``--require`` on ``max_breach`` brings them back."""
+    from multirelease.cli import main
+
+    run = run_scenario(load_scenario(SCENARIOS / "wong_figure_2.yaml"))
+    files = []
+    for i, r in enumerate(run.sequence.releases, 1):
+        f = tmp_path / f"release_{i}.csv"
+        r.to_frame().to_csv(f, index=False)
+        files.append(str(f))
+    spec = tmp_path / "spec.yaml"
+    head = (SCENARIOS / "wong_figure_2.yaml").read_text().split("dynamics:")[0]
+    spec.write_text(head + "adversary: {quasi_identifiers: all, sensitive: free}\nattacks: [possible_worlds]\n")
+    docs = []
+    for req in ("possible_worlds.disclosed == 0", "possible_worlds.max_breach <= 1"):
+        main(["certify", str(spec), *files, "--require", req, "--json", str(tmp_path / "r.json"), "-q"])
+        capsys.readouterr()
+        docs.append(json.loads((tmp_path / "r.json").read_text())["attacks"]["possible_worlds"])
+    lean, full = docs
+    assert "max_breach" not in lean["summary"] and "max_breach" not in lean.get("bounds", {})
+    assert any("world counting skipped" in n for n in lean["notes"])
+    assert full["summary"]["max_breach"] > 0
+    assert lean["summary"]["disclosed"] == full["summary"]["disclosed"]
