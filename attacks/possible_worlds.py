@@ -157,11 +157,14 @@ class PossibleWorlds(AttackBase):
 
     def analysis(self, view: SequenceView, *, count: bool = True) -> WorldsAnalysis:
         """The engine's full per-individual result (for publishers and tests); ``count=False``: linkability
-        only (the probabilities are NaN)."""
+        only, decided as far as ``min_linkability`` and ``disclosed`` need (the probabilities are NaN)."""
         problem = build_problem(view, values=[view.linked_values(r) for r in range(len(view.releases))])
+        # the least linkability is read on the sensitive value: with linking columns the engine's values are
+        # linked values (two of them may share a sensitive value), so it decides every pair
+        scope = "min" if not count and not view.linking else "full"
         return analyze(problem, max_type_worlds=self.config["max_type_worlds"],
                        time_limit=self.config["time_limit"], samples=self.config["samples"],
-                       rng=np.random.default_rng(0), count=count)
+                       rng=np.random.default_rng(0), count=count, linkability=scope)
 
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         if progress is not None:
@@ -207,7 +210,8 @@ class PossibleWorlds(AttackBase):
         if not count:
             notes.append(f"world counting skipped: no requirement reads {', '.join(COUNTING_METRICS)} "
                          "(counting: auto), so they are not computed; min_linkability and disclosed need "
-                         "linkability only")
+                         "linkability only, decided as far as they need it (an individual above the least "
+                         "linkability of its component may take more values than its targets row lists)")
         elif len(prot) and N:
             sub = p.breach[:, prot]
             i, vv = np.unravel_index(int(np.nanargmax(np.where(np.isnan(sub), -1, sub))), sub.shape)
@@ -311,8 +315,10 @@ class PossibleWorlds(AttackBase):
         """Without counting: the individuals linkable to the fewest values."""
         n_links = p.linkable.sum(axis=1)
         order = np.argsort(n_links, kind="stable")[:_TOP_TARGETS]
+        decided = (p.linkable == p.linkable_low).all(axis=1)
         return [{"individual": str(a.problem.individuals[i]), "linkability": int(n_links[i]),
-                 "linkable": [str(p.values[x]) for x in np.flatnonzero(p.linkable[i])]} for i in order.tolist()]
+                 "linkable": [str(p.values[x]) for x in np.flatnonzero(p.linkable[i])],
+                 "decided": bool(decided[i])} for i in order.tolist()]
 
     def _targets(self, a: WorldsAnalysis, p: "_SensitiveView", prot: np.ndarray) -> list[dict]:
         problem = a.problem

@@ -56,6 +56,8 @@ class WorldsAnalysis:
     linkable_low: np.ndarray | None = None  # (N, V) pairs proven linkable (a world realizes them)
     localized_low: np.ndarray | None = None  # (R, N, V) proven bounds of ``localized`` (NaN where absent)
     localized_high: np.ndarray | None = None
+    #: what was decided of linkability: ``"full"`` (every pair) or ``"min"`` (:func:`analyze`)
+    linkability_scope: str = "full"
 
     @property
     def linkage(self) -> np.ndarray:
@@ -89,7 +91,7 @@ class WorldsAnalysis:
 
 def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_WORLDS,
             time_limit: float = DEFAULT_TIME_LIMIT, samples: int = 2_000, count: bool = True,
-            rng: np.random.Generator | None = None) -> WorldsAnalysis:
+            rng: np.random.Generator | None = None, linkability: str = "full") -> WorldsAnalysis:
     """Linkability, breach / linkage and localized probabilities of every individual and value.
 
     Parameters
@@ -100,6 +102,10 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     samples : recorded states of the sampler (blocks beyond the budget only).
     count : when false, only linkability is computed (``breach`` etc. are NaN).
     rng : generator of the sampler (default seeded 0).
+    linkability : ``"full"`` decides every (individual, value) pair; ``"min"`` (without ``count``) what the
+        least linkability and the disclosed individuals need (:func:`solver.worlds.linkability.decide_coupled_all`):
+        ``linkable`` is then an upper set for the individuals above the least linkability of their part, and
+        ``linkability_exact`` says that this scope was decided.
 
     Examples
     --------
@@ -122,7 +128,7 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
     # every block through the executor (solver.worlds.component: chunks of blocks, the same figures whoever
     # solves them); sub-blocks in the order of reduce_blocks
     solved = solve_blocks(problem, blocks, count=count, max_type_worlds=max_type_worlds, time_limit=time_limit,
-                          samples=samples, rng=rng)
+                          samples=samples, rng=rng, scope=linkability)
     for b, (parent, bc, lk, lk_exact, proven) in enumerate(solved):
         block = bc.block
         linkability_exact &= lk_exact
@@ -201,6 +207,6 @@ def analyze(problem: WorldsProblem, *, max_type_worlds: int = DEFAULT_MAX_TYPE_W
                           exact=exact, low=low, high=high, ci_low=ci_low, ci_high=ci_high,
                           linkability_exact=linkability_exact, block_of=block_of,
                           type_of=type_of, seconds=time.perf_counter() - t0, linkable_low=linkable_low,
-                          localized_low=loc_low, localized_high=loc_high)
+                          localized_low=loc_low, localized_high=loc_high, linkability_scope=linkability)
 
 

@@ -114,6 +114,7 @@ class ChunkTask:
     samples: int
     rng: Any
     deadline: float | None = None  # wall clock (time.time()) shared by the chunks of one call, else None
+    scope: str = "full"  # linkability decided for every pair, or for min_linkability and disclosed (linkability)
 
 
 def _plain_of(problem: WorldsProblem, blocks: list[Block]) -> SimpleNamespace:
@@ -164,7 +165,7 @@ def solve_chunk(task: ChunkTask) -> list[tuple]:
     left = task.time_limit if task.deadline is None else max(task.deadline - time.time(), 1e-3)
     decided = dict(zip(coupled, decide_coupled_all(problem, [(tagged[i][1].block, tagged[i][1].cand)
                                                              for i in coupled],
-                                                   time_limit=left))) if coupled else {}
+                                                   time_limit=left, scope=task.scope))) if coupled else {}
     out = []
     for i, (pos, sub) in enumerate(tagged):
         bc, lk, lk_exact, proven = _settle(problem, sub, decided.get(i), count=task.count,
@@ -181,10 +182,13 @@ def block_size(block: Block) -> int:
 
 def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = True,
                  max_type_worlds: int, time_limit: float, samples: int, rng: np.random.Generator,
-                 executor=None) -> list[tuple]:
+                 executor=None, scope: str = "full") -> list[tuple]:
     """Every sub-block of ``blocks`` (the problem's blocks), through the executor (module docstring):
     ``(block position, BlockCounts, linkable, linkability exact, proven)`` per sub-block, in the order of
-    :func:`solver.worlds.reduce.reduce_blocks_tagged` over all the blocks."""
+    :func:`solver.worlds.reduce.reduce_blocks_tagged` over all the blocks.  ``scope``: the linkability decided
+    (:func:`solver.worlds.linkability.decide_coupled_all`; ``"min"`` only without counting)."""
+    if count and scope != "full":
+        raise ValueError("world counting needs the full linkability (scope 'full')")
     from solver.executor import InlineExecutor, plan_chunks
 
     parts, ex = plan_chunks([block_size(b) for b in blocks], chunk_work=_CHUNK_WORK, max_chunks=_MAX_CHUNKS,
@@ -199,7 +203,7 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
         plain = [problem if isinstance(ex, InlineExecutor) else _plain_of(problem, [blocks[i] for i in part])
                  for part in parts]
     tasks = [ChunkTask(part, [blocks[i] for i in part], plain[c], count, max_type_worlds, time_limit, samples,
-                       rngs[c], deadline) for c, part in enumerate(parts)]
+                       rngs[c], deadline, scope) for c, part in enumerate(parts)]
     try:
         answers = [a for out in ex.map(solve_chunk, tasks) for a in out]
     except InputError:
@@ -208,7 +212,7 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
         # a block without a world: the error names the block one chunk would (the first in the blocks'
         # order), whichever chunk found one first - the whole problem in this process, to its first error
         solve_chunk(ChunkTask(list(range(len(blocks))), list(blocks), problem, count, max_type_worlds, time_limit,
-                              samples, np.random.default_rng(0)))
+                              samples, np.random.default_rng(0), scope=scope))
         raise
     # the order of reduce_blocks_tagged over all blocks: groups of the same releases in order of first
     # appearance, then block position, then each block's own order (kept by the stable sort)

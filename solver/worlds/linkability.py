@@ -24,7 +24,7 @@ from multirelease.errors import InputError, SolverError
 from .matching import matchable_edges
 from .problem import Block, WorldsProblem, no_world_message
 
-__all__ = ["DEFAULT_TIME_LIMIT", "block_linkability", "decide_coupled", "decide_coupled_all"]
+__all__ = ["DEFAULT_TIME_LIMIT", "SCOPES", "block_linkability", "decide_coupled", "decide_coupled_all"]
 
 #: CP-SAT seconds per block (linkability and enumeration each)
 DEFAULT_TIME_LIMIT = 20.0
@@ -194,22 +194,41 @@ def decide_coupled(problem: WorldsProblem, block: Block, cand: np.ndarray, *,
     return decide_coupled_all(problem, [(block, cand)], time_limit=time_limit)[0]
 
 
-def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: float = DEFAULT_TIME_LIMIT
-                       ) -> list[tuple[np.ndarray, bool, dict, np.ndarray]]:
+#: :func:`decide_coupled_all`'s scopes: every candidate pair, or what ``min_linkability`` and ``disclosed`` need
+SCOPES = ("full", "min")
+
+
+def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: float = DEFAULT_TIME_LIMIT,
+                       scope: str = "full") -> list[tuple[np.ndarray, bool, dict, np.ndarray]]:
     """Linkability of independent coupled (sub-)blocks ``[(block, cand), ...]`` by CP-SAT, in one model.
 
     The type-world models of the parts share no variable, so one CP-SAT model holds them all (one model and
     one solve per round instead of one per part).  A first solve finds a world of every part (none:
     :class:`InputError`, naming the part).  Then, in rounds, each part with open candidate pairs gets an
-    assumption "at least one of my open pairs is realized" (``sum of their m >= 1``):
+    assumption "at least one of my open pairs is realized" (``sum of their m >= 1``), and the round maximizes
+    the number of parts that realize one:
 
-    * feasible: every pair of the solution is settled linkable, its part's world as witness;
-    * infeasible: CP-SAT's sufficient assumptions name the parts to blame; a part blamed alone has every open
-      pair proven not linkable at once; when several are blamed, each is solved alone.
+    * realized: every pair of the solution is settled linkable, its part's world as witness;
+    * not realized at the optimum: the parts are independent, so no world of that part realizes any of its
+      open pairs: they are all refuted at once.
 
-    Every round settles or refutes at least one pair per open part.  Returns, per part,
-    ``(linkable, exact, witnesses, proven)``: pairs left undecided by the time limit are reported linkable and
-    ``exact`` is false; ``proven`` holds the pairs a world realizes."""
+    Every round settles or refutes at least one pair per open part.
+
+    ``scope="full"`` decides every candidate pair.  ``scope="min"`` decides what ``min_linkability`` and
+    ``disclosed`` read (004, Definition 3.3): a part works with a level ``e`` (from 2); a type whose proven values
+    reach ``e`` needs no more, the others are decided completely; when every type of the part reached ``e``
+    without one being decided below it, ``e`` grows by one.  The part is done when a type is decided with fewer
+    than ``e`` values: that count is the part's least linkability (every other type has at least as many), and
+    a type has one value iff it is decided with one (``disclosed``).  Measured on the custodian's shape of issue
+    24 (10,000 Adult rows, two monthly Mondrian releases, 319 coupled parts, 11,739 candidate pairs): 12 s
+    instead of 72 s for the full decision, 95 of the 319 parts decided only partly, the same figures.
+
+    Returns, per part, ``(linkable, exact, witnesses, proven)``: ``exact`` is true when the part was decided
+    within its scope (false: the time limit stopped it); ``linkable`` holds the proven pairs and every pair not
+    refuted (an upper set: with ``scope="min"`` a type decided only up to its level may take more values than
+    proven); ``proven`` holds the pairs a world realizes."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}")
     deadline = time.perf_counter() + time_limit
     model = cp_model.CpModel()
     models = [_TypeWorldModel(block, cand, model) for block, cand in parts]
@@ -222,8 +241,10 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     if status == "unknown":
         return [(cand.copy(), False, {}, np.zeros_like(cand)) for _, cand in parts]
     linkable = [np.zeros_like(cand) for _, cand in parts]
+    refuted = [np.zeros_like(cand) for _, cand in parts]
     witnesses: list[dict] = [{} for _ in parts]
-    settled = [False] * len(parts)  # every candidate pair decided
+    done = [False] * len(parts)  # decided within the scope
+    level = [2 if scope == "min" else problem.n_values + 1 for _ in parts]
 
     def settle(i: int, sol: dict) -> None:
         for (t, v), c in sol.items():
@@ -231,18 +252,31 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
                 linkable[i][t, v] = True
                 witnesses[i][t, v] = sol
 
+    def open_pairs(i: int) -> list[tuple[int, int]]:
+        """The part's pairs still to decide at its level; raises the level (scope ``min``) when every type
+        reached it, and marks the part done when none is left."""
+        cand = parts[i][1]
+        while True:
+            undecided = cand & ~linkable[i] & ~refuted[i]
+            count = linkable[i].sum(axis=1)
+            need = undecided & (count < level[i])[:, None]
+            if need.any():
+                return [(int(t), int(v)) for t, v in zip(*np.nonzero(need))]
+            decided = ~undecided.any(axis=1)
+            if scope == "full" or (decided & (count < level[i])).any() or level[i] > cand.shape[1]:
+                done[i] = True
+                return []
+            level[i] += 1
+
     for i, tw in enumerate(models):
         settle(i, tw._values(solver))
     while True:
         open_ = {}
-        for i, (_, cand) in enumerate(parts):
-            if settled[i]:
-                continue
-            pairs = [(int(t), int(v)) for t, v in zip(*np.nonzero(cand & ~linkable[i]))]
-            if pairs:
-                open_[i] = pairs
-            else:
-                settled[i] = True
+        for i in range(len(parts)):
+            if not done[i]:
+                pairs = open_pairs(i)
+                if pairs:
+                    open_[i] = pairs
         left = deadline - time.perf_counter()
         if not open_ or left <= 0:
             break
@@ -264,13 +298,15 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
             if solver.boolean_value(lit):
                 settle(i, models[i]._values(solver))
             elif status == "optimal":
-                settled[i] = True  # parts are independent: at the optimum, a part left out has no world
-                # realizing any of its open pairs, which are proven not linkable
+                # parts are independent: at the optimum, a part left out has no world realizing any of its
+                # open pairs, which are proven not linkable
+                for t, v in open_[i]:
+                    refuted[i][t, v] = True
     out = []
     for i, (_, cand) in enumerate(parts):
         proven = linkable[i].copy()
-        lk = linkable[i] if settled[i] else linkable[i] | cand  # undecided: reported linkable (safe side)
-        out.append((lk, settled[i], witnesses[i], proven))
+        lk = linkable[i] | (cand & ~refuted[i])  # undecided: reported linkable (safe side)
+        out.append((lk, done[i], witnesses[i], proven))
     return out
 
 

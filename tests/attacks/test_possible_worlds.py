@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, Phase, assume, find, given, settings
+from hypothesis import HealthCheck, Phase, assume, event, find, given, settings
 from hypothesis import strategies as st
 
 from attacks.possible_worlds import PossibleWorlds
@@ -408,3 +408,60 @@ def test_a_gate_reading_disclosed_only_reports_no_counting_metric(tmp_path, caps
     assert any("world counting skipped" in n for n in lean["notes"])
     assert full["summary"]["max_breach"] > 0
     assert lean["summary"]["disclosed"] == full["summary"]["disclosed"]
+
+
+@given(tiny_sequences("persistent"))
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+def test_min_scope_linkability_decides_what_min_and_disclosed_read(case):
+    """``analyze(linkability="min")`` against the full decision and the brute force: the same least
+    linkability and the same individuals linkable to one value; every pair a world realizes is in the brute
+    force's linkable set, and the reported upper set contains it."""
+    tables, releases = case
+    problem = build_problem(_view(tables, releases, "persistent"))
+    try:
+        bf = brute_force(problem)
+    except ValueError:
+        assume(False)
+    lean = analyze(problem, count=False, linkability="min")
+    assert lean.linkability_exact and lean.linkability_scope == "min"
+    links = bf["linkable"].sum(axis=1)
+    up = lean.linkable.sum(axis=1)
+    assert up.min() == links.min()
+    assert np.array_equal(up == 1, links == 1)
+    assert not (lean.linkable_low & ~bf["linkable"]).any() and not (bf["linkable"] & ~lean.linkable).any()
+    event(f"coupled parts decided partly: {bool((lean.linkable != lean.linkable_low).any())}")
+
+
+@st.composite
+def medium_sequences(draw):
+    """Persistent values, 20-40 individuals, two or three generalized releases of subsets of them: coupled
+    components large enough that the least linkability is settled before every pair is decided."""
+    schema, table = draw(schemas_and_tables(min_size=20, max_size=40, identifier=True, max_sensitive=6))
+    tables, releases = [], []
+    for _ in range(draw(st.integers(2, 3))):  # each release publishes most of the table (departures, arrivals)
+        keep = draw(st.lists(st.booleans(), min_size=len(table.frame), max_size=len(table.frame)))
+        rows = [i for i, k in enumerate(keep) if k] or [0]
+        t = Table(schema, table.frame.iloc[rows])
+        tables.append(t)
+        releases.append(draw(generalized_releases(t))[0])
+    return tables, releases
+
+
+@given(medium_sequences())
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+def test_min_scope_agrees_with_the_full_decision(case):
+    """Past the brute force's reach, the full decision (itself checked against the brute force above) is the
+    reference: the same least linkability, the same disclosed individuals, proven pairs inside its linkable
+    set and the reported upper set around it."""
+    problem = build_problem(_view(*case, "persistent"))
+    try:
+        full = analyze(problem, count=False)
+    except InputError:
+        assume(False)
+    lean = analyze(problem, count=False, linkability="min")
+    assert full.linkability_exact and lean.linkability_exact
+    ref, up = full.linkable.sum(axis=1), lean.linkable.sum(axis=1)
+    assert up.min() == ref.min() and np.array_equal(up == 1, ref == 1)
+    assert not (lean.linkable_low & ~full.linkable).any() and not (full.linkable & ~lean.linkable).any()
+    event(f"coupled parts decided partly: {bool((lean.linkable != lean.linkable_low).any())}")
+
