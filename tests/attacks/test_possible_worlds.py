@@ -358,7 +358,7 @@ def test_global_guarantee_scenario_state_is_json():
 
 # ---------------------------------------------------------------------- what the requirements read (issue 24)
 @given(tiny_sequences("persistent"))
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=25)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_linkability_requirements_skip_counting_and_keep_the_brute_force_figures(case):
     """A run whose requirements read only ``disclosed`` / ``min_linkability`` does not count worlds: the two
     figures equal the brute force's (every world enumerated), the counting metrics are absent and the notes say
@@ -411,7 +411,7 @@ def test_a_gate_reading_disclosed_only_reports_no_counting_metric(tmp_path, caps
 
 
 @given(tiny_sequences("persistent"))
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_min_scope_linkability_decides_what_min_and_disclosed_read(case):
     """``analyze(linkability="min")`` against the full decision and the brute force: the same least
     linkability and the same individuals linkable to one value; every pair a world realizes is in the brute
@@ -448,7 +448,7 @@ def medium_sequences(draw):
 
 
 @given(medium_sequences())
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], max_examples=40)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_min_scope_agrees_with_the_full_decision(case):
     """Past the brute force's reach, the full decision (itself checked against the brute force above) is the
     reference: the same least linkability, the same disclosed individuals, proven pairs inside its linkable
