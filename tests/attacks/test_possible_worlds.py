@@ -86,9 +86,9 @@ def test_wong_figure_4_global_holds():
     assert breach_closed_form([2, 2], [1, 1]) == Fraction(3, 4)
 
 
-def test_certify_runs_possible_worlds_on_release_files(tmp_path):
-    from multirelease.cli import main
-
+def _wong_figure_2_files(tmp_path, extra: str = "") -> tuple[Path, list[str]]:
+    """Wong et al.'s Figure 2 releases written as files, and a certify spec of their schema and T1 (the same men
+    and women in both releases) with the free adversary (``extra``: more spec lines)."""
     run = run_scenario(load_scenario(SCENARIOS / "wong_figure_2.yaml"))
     files = []
     for i, r in enumerate(run.sequence.releases, 1):
@@ -96,9 +96,15 @@ def test_certify_runs_possible_worlds_on_release_files(tmp_path):
         r.to_frame().to_csv(f, index=False)
         files.append(str(f))
     spec = tmp_path / "spec.yaml"
-    text = (SCENARIOS / "wong_figure_2.yaml").read_text()
-    head = text.split("dynamics:")[0]  # schema and T1 (the same men and women in both releases)
-    spec.write_text(head + "adversary: {quasi_identifiers: all, sensitive: free}\n")
+    head = (SCENARIOS / "wong_figure_2.yaml").read_text().split("dynamics:")[0]
+    spec.write_text(head + "adversary: {quasi_identifiers: all, sensitive: free}\n" + extra)
+    return spec, files
+
+
+def test_certify_runs_possible_worlds_on_release_files(tmp_path):
+    from multirelease.cli import main
+
+    spec, files = _wong_figure_2_files(tmp_path)
     assert main(["certify", str(spec), *files, "--require", "possible_worlds.max_breach <= 1/2"]) == 1
     assert main(["certify", str(spec), *files, "--require", "possible_worlds.max_localized <= 1/2"]) == 0
     assert main(["certify", str(spec), *files, "--attack", "possible_worlds", "--require",
@@ -389,15 +395,7 @@ def test_a_gate_reading_disclosed_only_reports_no_counting_metric(tmp_path, caps
     metrics out of the JSON report with the note, and ``--require`` on ``max_breach`` brings them back."""
     from multirelease.cli import main
 
-    run = run_scenario(load_scenario(SCENARIOS / "wong_figure_2.yaml"))
-    files = []
-    for i, r in enumerate(run.sequence.releases, 1):
-        f = tmp_path / f"release_{i}.csv"
-        r.to_frame().to_csv(f, index=False)
-        files.append(str(f))
-    spec = tmp_path / "spec.yaml"
-    head = (SCENARIOS / "wong_figure_2.yaml").read_text().split("dynamics:")[0]
-    spec.write_text(head + "adversary: {quasi_identifiers: all, sensitive: free}\nattacks: [possible_worlds]\n")
+    spec, files = _wong_figure_2_files(tmp_path, "attacks: [possible_worlds]\n")
     docs = []
     for req in ("possible_worlds.disclosed == 0", "possible_worlds.max_breach <= 1"):
         main(["certify", str(spec), *files, "--require", req, "--json", str(tmp_path / "r.json"), "-q"])
