@@ -115,6 +115,10 @@ class _TypeWorldModel:
     def hint(self, sol: dict) -> None:
         """Start the next solves from a known type-world (solution hint)."""
         self.model.clear_hints()
+        self.add_hints(sol)
+
+    def add_hints(self, sol: dict) -> None:
+        """Hint this type-world's variables (beside the hints of other models sharing the CP-SAT model)."""
         for key, var in self.m.items():
             self.model.add_hint(var, sol.get(key, 0))
 
@@ -215,28 +219,31 @@ SCOPES = ("full", "min")
 
 def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: float = DEFAULT_TIME_LIMIT,
                        scope: str = "full") -> list[tuple[np.ndarray, bool, dict, np.ndarray]]:
-    """Linkability of independent coupled (sub-)blocks ``[(block, cand), ...]`` by CP-SAT, in one model.
+    """Linkability of independent coupled (sub-)blocks ``[(block, cand), ...]`` by CP-SAT.
 
-    The type-world models of the parts share no variable, so one CP-SAT model holds them all (one model and
-    one solve per round instead of one per part).  A first solve finds a world of every part (none:
-    :class:`InputError`, naming the part).  Then, in rounds, each part with open candidate pairs gets an
-    assumption "at least one of my open pairs is realized" (``sum of their m >= 1``), and the round maximizes
-    the number of parts that realize one:
+    The parts are packed into *batches* (:func:`_batches`: a large part alone, small ones together up to
+    :data:`BATCH_TYPES` types), one CP-SAT model per batch, built once: the type-world models of its parts
+    share no variable.  A first solve finds a world of every part (none: :class:`InputError`, naming the
+    part).  Then, in rounds, each part with open candidate pairs gets a literal ``hit`` meaning "at least one
+    of my open pairs is realized" (``y[t, v] => m[t, v] >= 1``, ``hit => sum of the open y >= 1``), and the
+    round maximizes ``(pairs + 1) * sum(hit) + sum(open y)`` from the last world found:
 
-    * realized: every pair of the solution is settled linkable, its part's world as witness;
-    * not realized at the optimum: the parts are independent, so no world of that part realizes any of its
-      open pairs: they are all refuted at once.
+    * every pair of the solution is settled linkable, its part's world as witness (the second term makes a
+      round realize as many open pairs as it finds, not one);
+    * at a proven optimum, a part whose ``hit`` is false has no world realizing any of its open pairs (the
+      parts are independent): they are all refuted at once.
 
-    Every round settles or refutes at least one pair per open part.
+    A round stops at :data:`ROUND_DETERMINISTIC` units of CP-SAT's deterministic time (the same bound on
+    every machine, so the same worlds and witnesses): a world that realizes a new pair is enough to go on;
+    a round that found none is solved again for ``sum(hit)`` alone until proven or out of time.  Every round
+    settles or refutes at least one pair per open part.
 
     ``scope="full"`` decides every candidate pair.  ``scope="min"`` decides what ``min_linkability`` and
     ``disclosed`` read (004, Definition 3.3): a part works with a level ``e`` (from 2); a type whose proven values
     reach ``e`` needs no more, the others are decided completely; when every type of the part reached ``e``
     without one being decided below it, ``e`` grows by one.  The part is done when a type is decided with fewer
     than ``e`` values: that count is the part's least linkability (every other type has at least as many), and
-    a type has one value iff it is decided with one (``disclosed``).  Measured on the custodian's shape of issue
-    24 (10,000 Adult rows, two monthly Mondrian releases, 319 coupled parts, 11,739 candidate pairs): 12 s
-    instead of 72 s for the full decision, 95 of the 319 parts decided only partly, the same figures.
+    a type has one value iff it is decided with one (``disclosed``).
 
     Returns, per part, ``(linkable, exact, witnesses, proven)``: ``exact`` is true when the part was decided
     within its scope (false: the time limit stopped it); ``linkable`` holds the proven pairs and every pair not
@@ -245,9 +252,40 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {SCOPES}")
     deadline = time.perf_counter() + time_limit
+    out: list = [None] * len(parts)
+    for batch in _batches(parts):
+        for i, answer in zip(batch, _decide_batch(problem, [parts[i] for i in batch], deadline, scope)):
+            out[i] = answer
+    return out
+
+
+#: a part with at least this many types is a CP-SAT model of its own; smaller ones share a model up to this
+#: many types (one model of every part stalled at 30,000 rows and three releases: issue 24)
+BATCH_TYPES = 30
+#: deterministic-time units of CP-SAT per round of :func:`decide_coupled_all` before it takes the best world found
+ROUND_DETERMINISTIC = 0.1
+
+
+def _batches(parts: Sequence) -> list[list[int]]:
+    """Indices of ``parts`` in batches of at most :data:`BATCH_TYPES` types (a larger part alone), in order."""
+    out: list[list[int]] = []
+    size = BATCH_TYPES
+    for i, (block, _) in enumerate(parts):
+        n = block.n_types
+        if not out or size + n > BATCH_TYPES:
+            out.append([])
+            size = 0
+        out[-1].append(i)
+        size += n
+    return out
+
+
+def _decide_batch(problem: WorldsProblem, parts: Sequence, deadline: float, scope: str
+                  ) -> list[tuple[np.ndarray, bool, dict, np.ndarray]]:
+    """:func:`decide_coupled_all` of the parts of one batch, in one model, until ``deadline``."""
     model = cp_model.CpModel()
     models = [_TypeWorldModel(block, cand, model) for block, cand in parts]
-    status, _, solver = _solve(model, time_limit, [])
+    status, _, solver = _solve(model, deadline - time.perf_counter(), [])
     if status == "infeasible":
         for (block, cand), tw in zip(parts, models):  # name the part without a world
             if decide_status(tw.block, cand, deadline) == "infeasible":
@@ -260,12 +298,16 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     witnesses: list[dict] = [{} for _ in parts]
     done = [False] * len(parts)  # decided within the scope
     level = [2 if scope == "min" else problem.n_values + 1 for _ in parts]
+    y: list[dict] = [{} for _ in parts]  # y[i][t, v] => m[t, v] >= 1, made once per pair
 
-    def settle(i: int, sol: dict) -> None:
+    def settle(i: int, sol: dict) -> int:
+        new = 0
         for (t, v), c in sol.items():
             if c > 0 and not linkable[i][t, v]:
                 linkable[i][t, v] = True
                 witnesses[i][t, v] = sol
+                new += 1
+        return new
 
     def open_pairs(i: int) -> list[tuple[int, int]]:
         """The part's pairs still to decide at its level; raises the level (scope ``min``) when every type
@@ -292,31 +334,45 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
                 pairs = open_pairs(i)
                 if pairs:
                     open_[i] = pairs
-        left = deadline - time.perf_counter()
-        if not open_ or left <= 0:
+        if not open_ or deadline - time.perf_counter() <= 0:
             break
-        # a model of the open parts only (the settled ones would be solved again for nothing)
-        model = cp_model.CpModel()
         hit = {}
+        terms = []
         for i, pairs in open_.items():
-            models[i] = _TypeWorldModel(parts[i][0], parts[i][1], model)
-            lit = model.new_bool_var(f"open_{i}")
-            model.add(sum(models[i].m[p] for p in pairs) >= 1).only_enforce_if(lit)
+            for p in pairs:  # a pair with one candidate value is settled by the first world: never open
+                if p not in y[i]:
+                    y[i][p] = model.new_bool_var(f"y_{i}_{p[0]}_{p[1]}")
+                    model.add(models[i].m[p] >= 1).only_enforce_if(y[i][p])
+            lit = model.new_bool_var(f"hit_{i}")
+            model.add(sum(y[i][p] for p in pairs) >= 1).only_enforce_if(lit)
             hit[i] = lit
-        model.maximize(sum(hit.values()))
-        status, _, solver = _solve(model, left, [], optimize=True)
-        if status == "unknown":
+            terms += [y[i][p] for p in pairs]
+        weight = len(terms) + 1
+        model.maximize(weight * sum(hit.values()) + sum(terms))
+        model.clear_hints()  # start from the last world: every round has a solution
+        for tw in models:
+            tw.add_hints(tw._values(solver))
+        status, _, solver = _solve(model, deadline - time.perf_counter(), [], optimize=True,
+                                   deterministic=ROUND_DETERMINISTIC)
+        new = sum(settle(i, models[i]._values(solver)) for i in open_) if status in ("feasible", "optimal") else 0
+        if status in ("feasible", "unknown") and new == 0:  # nothing new within the round's bound: prove or find
+            model.maximize(sum(hit.values()))
+            status, _, solver = _solve(model, deadline - time.perf_counter(), [], optimize=True)
+            if status in ("feasible", "optimal"):
+                new = sum(settle(i, models[i]._values(solver)) for i in open_)
+        if status == "unknown" or (status == "feasible" and new == 0):
             break
         if status == "infeasible":  # cannot be: every part has a world
             raise SolverError("CP-SAT: a world of every part was found, then lost")
-        for i, lit in hit.items():
-            if solver.boolean_value(lit):
-                settle(i, models[i]._values(solver))
-            elif status == "optimal":
-                # parts are independent: at the optimum, a part left out has no world realizing any of its
-                # open pairs, which are proven not linkable
-                for t, v in open_[i]:
-                    refuted[i][t, v] = True
+        if status == "optimal":
+            # parts are independent: at the optimum, a part left out has no world realizing any of its
+            # open pairs, which are proven not linkable
+            for i, lit in hit.items():
+                if not solver.boolean_value(lit):
+                    for t, v in open_[i]:
+                        refuted[i][t, v] = True
+        for lit in hit.values():  # this round's literals are free from now on
+            model.add(lit == 0)
     out = []
     for i, (_, cand) in enumerate(parts):
         proven = linkable[i].copy()
@@ -330,8 +386,8 @@ def decide_status(block: Block, cand: np.ndarray, deadline: float) -> str:
     return _TypeWorldModel(block, cand).solve(max(deadline - time.perf_counter(), 0.01))[0]
 
 
-def _solve(model: cp_model.CpModel, time_limit: float, assumptions: list, optimize: bool = False
-           ) -> tuple[str, list, cp_model.CpSolver]:
+def _solve(model: cp_model.CpModel, time_limit: float, assumptions: list, optimize: bool = False,
+           deterministic: float | None = None) -> tuple[str, list, cp_model.CpSolver]:
     """One CP-SAT solve (one worker) under assumptions: ``(status, core, solver)``, status ``feasible``
     (``optimal`` when ``optimize`` and proven), ``infeasible`` or ``unknown``; ``core`` (variable indices of
     the assumptions sufficient for infeasibility) only when infeasible."""
@@ -341,6 +397,8 @@ def _solve(model: cp_model.CpModel, time_limit: float, assumptions: list, optimi
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = max(time_limit, 0.01)
+    if deterministic is not None:
+        solver.parameters.max_deterministic_time = deterministic
     solver.parameters.random_seed = 0
     status = solver.solve(model)
     core = []

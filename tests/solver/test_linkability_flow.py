@@ -38,9 +38,10 @@ _SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.fi
 
 
 @st.composite
-def persistent_sequences(draw):
-    """``(tables, releases)``: 3-5 releases of subsets of one table (values persistent)."""
-    schema, table = draw(schemas_and_tables(min_size=2, max_size=6, identifier=True, max_sensitive=3))
+def persistent_sequences(draw, max_size: int = 6):
+    """``(tables, releases)``: 3-5 releases of subsets of one table of 2-``max_size`` individuals (values
+    persistent)."""
+    schema, table = draw(schemas_and_tables(min_size=2, max_size=max_size, identifier=True, max_sensitive=3))
     ids = list(table.ids)
     tables, releases = [], []
     for _ in range(draw(st.integers(3, 5))):
@@ -52,13 +53,13 @@ def persistent_sequences(draw):
     return tables, releases
 
 
-def _problem(tables, releases):
+def _problem(tables, releases, max_assignments: int = 3 ** 6 + 1):
     seq = ReleaseSequence()
     for t, r in zip(tables, releases):
         seq.append(r, None, t)
     problem = build_problem(seq.view(Adversary(sensitive="persistent")))
     try:
-        bf = brute_force(problem, max_assignments=3 ** 6 + 1)
+        bf = brute_force(problem, max_assignments=max_assignments)
     except ValueError:
         assume(False)
     return problem, bf
@@ -119,6 +120,42 @@ def test_coupled_decision_alone_equals_brute_force(case):
             assert world[t, v] > 0
             for tt, mem in enumerate(block.members):
                 assert sum(c for (x, _), c in world.items() if x == tt) == len(mem)
+
+
+@given(persistent_sequences(max_size=9), st.sampled_from(["full", "min"]), st.sampled_from([1, 10_000]))
+@settings(_SETTINGS, max_examples=60)
+def test_every_block_decided_together_equals_brute_force(case, scope, batch_types):
+    """:func:`decide_coupled_all` over every block of a problem at once - each block a model of its own
+    (``BATCH_TYPES`` = 1) or all in one CP-SAT model (10,000), where a round's optimum refutes the open pairs
+    of the blocks it leaves out - gives the brute force's linkability (``full``), or its least linkability and
+    its disclosed individuals (``min``: 004, Definition 3.3)."""
+    import solver.worlds.linkability as lk_module
+
+    problem, bf = _problem(*case, max_assignments=3 ** 9 + 1)
+    assume(bf["worlds"] > 0)
+    blocks = [b for b in problem.blocks() if b.n_types]
+    saved, lk_module.BATCH_TYPES = lk_module.BATCH_TYPES, batch_types
+    try:
+        answers = lk_module.decide_coupled_all(problem, [(b, _block_values(problem, b)) for b in blocks],
+                                               time_limit=20, scope=scope)
+    finally:
+        lk_module.BATCH_TYPES = saved
+    least, disclosed, truth_least, truth_disclosed = [], set(), [], set()
+    for block, (lk, exact, witnesses, proven) in zip(blocks, answers):
+        assert exact
+        assert not (proven & ~lk).any()
+        for t, mem in enumerate(block.members):
+            for p in mem.tolist():
+                truth = bf["linkable"][p]
+                assert not (proven[t] & ~truth).any() and not (truth & ~lk[t]).any()
+                if scope == "full":
+                    assert np.array_equal(lk[t], truth)
+                least.append(int(lk[t].sum()))
+                truth_least.append(int(truth.sum()))
+                disclosed |= {p} if lk[t].sum() == 1 else set()
+                truth_disclosed |= {p} if truth.sum() == 1 else set()
+    assert min(least) == min(truth_least)
+    assert disclosed == truth_disclosed
 
 
 @given(persistent_sequences())
