@@ -50,6 +50,10 @@ _MAX_CHUNKS = 64
 #: process (2 loaded cores), with more CPU in this process (3.05 s against 2.25 s: pickling).  The full
 #: Adult table over two releases is 30,000 units: one chunk
 _PARALLEL_WORK = 500_000
+#: the same threshold for persistent values, whose coupled parts CP-SAT decides (seconds per chunk, not
+#: milliseconds): the custodian's shape of issue 24 at 30,000 rows, month 3 (about 100,000 units, two
+#: chunks) spends 28 s and 19 s in them in one process
+_PARALLEL_WORK_PERSISTENT = 50_000
 
 
 def _plain_problem(block: Block, n_values: int) -> SimpleNamespace:
@@ -191,8 +195,9 @@ def solve_blocks(problem: WorldsProblem, blocks: list[Block], *, count: bool = T
         raise ValueError("world counting needs the full linkability (scope 'full')")
     from solver.executor import InlineExecutor, plan_chunks
 
+    parallel = _PARALLEL_WORK_PERSISTENT if getattr(problem, "mode", None) == "persistent" else _PARALLEL_WORK
     parts, ex = plan_chunks([block_size(b) for b in blocks], chunk_work=_CHUNK_WORK, max_chunks=_MAX_CHUNKS,
-                            parallel_work=_PARALLEL_WORK, executor=executor)
+                            parallel_work=parallel, executor=executor)
     deadline = None
     if len(parts) == 1:  # one chunk: the whole problem, the caller's generator (the single-process run)
         rngs = [rng]

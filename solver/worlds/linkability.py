@@ -233,8 +233,9 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     * at a proven optimum, a part whose ``hit`` is false has no world realizing any of its open pairs (the
       parts are independent): they are all refuted at once.
 
-    A round stops at :data:`ROUND_DETERMINISTIC` units of CP-SAT's deterministic time (the same bound on
-    every machine, so the same worlds and witnesses): a world that realizes a new pair is enough to go on;
+    A round stops at :data:`ROUND_DETERMINISTIC` (plus :data:`ROUND_DETERMINISTIC_PER_TYPE` per type of the
+    batch) units of CP-SAT's deterministic time (the same bound on every machine, so the same worlds and
+    witnesses): a world that realizes a new pair is enough to go on;
     a round that found none is solved again for ``sum(hit)`` alone until proven or out of time.  Every round
     settles or refutes at least one pair per open part.
 
@@ -263,7 +264,12 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
 #: many types (one model of every part stalled at 30,000 rows and three releases: issue 24)
 BATCH_TYPES = 30
 #: deterministic-time units of CP-SAT per round of :func:`decide_coupled_all` before it takes the best world found
+#: (0.1 left the 937-type part of the custodian's month 3 at 30,000 rows finding nothing new in every round,
+#: then proving each round without a bound: 56 s; 0.5: 12 s, the same figures; 0.5 for every batch slowed the
+#: small ones: month 2, 18 s instead of 13 s)
 ROUND_DETERMINISTIC = 0.1
+#: ... and per type of the batch beyond that (a larger part needs longer to find a better world than the last)
+ROUND_DETERMINISTIC_PER_TYPE = 1 / 2000
 
 
 def _batches(parts: Sequence) -> list[list[int]]:
@@ -299,6 +305,7 @@ def _decide_batch(problem: WorldsProblem, parts: Sequence, deadline: float, scop
     done = [False] * len(parts)  # decided within the scope
     level = [2 if scope == "min" else problem.n_values + 1 for _ in parts]
     y: list[dict] = [{} for _ in parts]  # y[i][t, v] => m[t, v] >= 1, made once per pair
+    round_bound = ROUND_DETERMINISTIC + ROUND_DETERMINISTIC_PER_TYPE * sum(block.n_types for block, _ in parts)
 
     def settle(i: int, sol: dict) -> int:
         new = 0
@@ -353,7 +360,7 @@ def _decide_batch(problem: WorldsProblem, parts: Sequence, deadline: float, scop
         for tw in models:
             tw.add_hints(tw._values(solver))
         status, _, solver = _solve(model, deadline - time.perf_counter(), [], optimize=True,
-                                   deterministic=ROUND_DETERMINISTIC)
+                                   deterministic=round_bound)
         new = sum(settle(i, models[i]._values(solver)) for i in open_) if status in ("feasible", "optimal") else 0
         if status in ("feasible", "unknown") and new == 0:  # nothing new within the round's bound: prove or find
             model.maximize(sum(hit.values()))
