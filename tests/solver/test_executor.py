@@ -189,6 +189,7 @@ def test_worlds_and_update_graph_components_on_every_executor(tmp_path, monkeypa
     monkeypatch.setattr(update_worlds, "_CHUNK_WORK", 60)
     assert _report(path, InlineExecutor()) == single
     monkeypatch.setattr(worlds_component, "_PARALLEL_WORK", 0)
+    monkeypatch.setattr(worlds_component, "_PARALLEL_WORK_PERSISTENT", 0)
     monkeypatch.setattr(update_worlds, "_PARALLEL_WORK", 0)
     assert _report(path, LocalExecutor(2)) == single
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
@@ -245,6 +246,7 @@ def test_worlds_chunks_keep_sampled_figures_executor_independent(monkeypatch):
     with use_executor(InlineExecutor()):
         inline = analyze(_sampled_problem(), max_type_worlds=1, samples=200)
     monkeypatch.setattr(worlds_component, "_PARALLEL_WORK", 0)
+    monkeypatch.setattr(worlds_component, "_PARALLEL_WORK_PERSISTENT", 0)
     seen = []
     real = LocalExecutor.map
     monkeypatch.setattr(LocalExecutor, "map", lambda self, fn, tasks: seen.append(len(tasks)) or real(self, fn, tasks))
@@ -269,6 +271,7 @@ def test_worlds_block_without_world_is_named_alike_by_every_executor(monkeypatch
         analyze(_sampled_problem(broken=True))
     monkeypatch.setattr(worlds_component, "_CHUNK_WORK", 4)
     monkeypatch.setattr(worlds_component, "_PARALLEL_WORK", 0)
+    monkeypatch.setattr(worlds_component, "_PARALLEL_WORK_PERSISTENT", 0)
     with use_executor(LocalExecutor(2)), pytest.raises(InputError) as many:
         analyze(_sampled_problem(broken=True))
     assert str(one.value) == str(many.value) and "\n" not in str(one.value)
