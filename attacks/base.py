@@ -175,9 +175,34 @@ class AttackBase:
     def applies(self, view: SequenceView) -> bool:
         return len(view.releases) > 0
 
+    #: the attack's *baseline* (issue 30): what "no one is disclosed" means against this adversary, as
+    #: ``(metric, op, number)``; judged whenever the attack runs, beside the spec's and the command line's
+    #: requirements, raised by its own parameters (:meth:`default_requirements`) and by what the releases
+    #: claim (:meth:`baseline_requirements`), waived only by name (``--waive <attack>.<metric>``)
+    baseline: ClassVar[tuple] = ()
+
     def default_requirements(self) -> list[str]:
-        """Requirements ``certify`` judges when none are given (``'<attack>.<metric> <op> <number>'``)."""
+        """The requirements this attack's own parameters state (``linking: {k: 10}`` -> ``linking.k >= 10``)."""
         return []
+
+    def baseline_requirements(self, claims: Iterable[str] = ()) -> list[str]:
+        """The baseline lines of this run of the attack: :attr:`baseline`, its parameters' lines
+        (:meth:`default_requirements`) and the ``claims`` that name it (lines the releases' publishers state,
+        :func:`multirelease.pipeline.release_claims`), one line per metric and direction, the strictest."""
+        from multirelease.expect import parse_expectation
+
+        lines = [f"{self.name}.{m} {op} {x:g}" for m, op, x in self.baseline]
+        lines += list(self.default_requirements())
+        lines += [c for c in claims if c.split(".", 1)[0] == self.name]
+        strictest: dict = {}
+        for line in lines:
+            e = parse_expectation(line)
+            key = (e.metric, e.op)
+            old = strictest.get(key)
+            if old is None or (e.op in (">=", ">") and e.number > old.number) or \
+                    (e.op in ("<=", "<") and e.number < old.number):
+                strictest[key] = e
+        return [e.text for e in strictest.values()]
 
     def reading(self, metrics: Iterable[str] | None) -> "AttackBase":
         """This attack for a run whose requirements read ``metrics`` of it (``None``: none names it): a copy,

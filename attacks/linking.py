@@ -162,6 +162,8 @@ class Linking(AttackBase):
                       "(0 when none is given)",
     }
 
+    baseline = (("k", ">=", 2), ("l_distinct", ">=", 2))
+
     def default_requirements(self) -> list[str]:
         """What ``certify`` checks when no requirement is given: the bounds of this attack's parameters."""
         c = self.config

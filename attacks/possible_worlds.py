@@ -133,6 +133,8 @@ class PossibleWorlds(AttackBase):
                             "(then bounded, reason sampled)",
     }
 
+    baseline = (("disclosed", "==", 0),)
+
     def default_requirements(self) -> list[str]:
         if "l" in self.config:
             return [f"possible_worlds.max_breach <= 1/{self.config['l']:g}"]

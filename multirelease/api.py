@@ -203,12 +203,22 @@ def _path_or_document(mat: _Materializer, source: Any, stem: str) -> Path:
 
 def _from_run(command: str, run, *, files: Sequence = (), message: str = "", problems: Sequence = (),
               exit_code: int | None = None) -> Result:
+    """The result of one pass of the pipeline; ``problems`` (files that are not what a ledger recorded,
+    :class:`multirelease.ledger.operations.FileProblem`) make the verdict FAIL (issue 30: integrity is part of
+    the verdict), as in the CLI."""
     from multirelease.reports.document import build_report, dumps
 
     frames = tuple(r.to_frame() for r in run.sequence.releases)
-    return Result(command=command, verdict=run.verdict, exit_code=run.exit_code if exit_code is None else exit_code,
-                  report_json=dumps(build_report(run)), release_frames=frames, files=tuple(str(f) for f in files),
-                  message=message, problems=tuple(problems))
+    report = build_report(run)
+    verdict = run.verdict
+    if problems:
+        from multirelease.ledger.operations import integrity_report
+
+        report = integrity_report(report, problems)
+        verdict, exit_code = "fail", 1
+    return Result(command=command, verdict=verdict, exit_code=run.exit_code if exit_code is None else exit_code,
+                  report_json=dumps(report), release_frames=frames, files=tuple(str(f) for f in files),
+                  message=message, problems=tuple(str(p) for p in problems))
 
 
 # ---------------------------------------------------------------------- the commands
@@ -254,18 +264,25 @@ def certify(spec: str | Path | Mapping, releases: Sequence = (), *, require: Seq
                 raise InputError(f"expected a file path or a DataFrame, got {type(item).__name__}",
                                  key=f"release {i}")
             files.append(item)
+        problems: list = []
         if ledger is not None:
-            from multirelease.ledger.operations import ledger_certify_plan
+            from multirelease.ledger.operations import certify_plan_checked
 
             if require or attacks or targets:
                 raise InputError("a ledger certifies with the spec's attacks and requirements only", key="ledger")
             if not files:
                 raise InputError("give the release files", key="ledger")
-            plan, _ = ledger_certify_plan(ledger, files, spec_path)
+            plan, problems = certify_plan_checked(ledger, files, spec_path)
+            if plan is None:  # a file is missing: nothing certified, the verdict FAIL names it
+                from multirelease.ledger.operations import integrity_report
+
+                report = integrity_report({"scenario": "ledger", "releases": [], "attacks": {}, "expectations": []},
+                                          problems)
+                return Result("certify", "fail", 1, json.dumps(report), problems=tuple(str(p) for p in problems))
         else:
             plan = pipeline.certify_plan(spec_path, files, requires=list(require), attack_names=list(attacks),
                                          targets=targets)
-        return _from_run("certify", pipeline.run_scenario(plan, progress=progress))
+        return _from_run("certify", pipeline.run_scenario(plan, progress=progress), problems=problems)
 
 
 def publish(scenario: str | Path | Mapping, out: str | Path | None = None, *, base: str | Path | None = None,
@@ -323,7 +340,9 @@ def verify_ledger(folder: str | Path, *, progress=None) -> Result:
     re-certified with the ledger's snapshots; ``problems`` lists changed or missing files (exit code 1)."""
     from multirelease.ledger import operations as ledger_release
 
-    run_, problems = ledger_release.verify_ledger(folder, progress)
-    if run_ is None:
-        return Result("verify", "none", 1, "{}", problems=tuple(problems))
-    return _from_run("verify", run_, problems=problems, exit_code=1 if problems else run_.exit_code)
+    run_, problems = ledger_release.verify_ledger_checked(folder, progress)
+    if run_ is None:  # a recorded file is missing: nothing certified, the verdict FAIL names it
+        report = ledger_release.integrity_report({"scenario": "ledger", "releases": [], "attacks": {},
+                                                  "expectations": []}, problems)
+        return Result("verify", "fail", 1, json.dumps(report), problems=tuple(str(p) for p in problems))
+    return _from_run("verify", run_, problems=problems)

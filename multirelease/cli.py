@@ -11,7 +11,7 @@ import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -23,8 +23,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Publish, attack and certify multi-release anonymized tables.")
 out_console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
-
-from .expect import EXIT_CODES as EXIT
 
 
 @contextmanager
@@ -127,6 +125,8 @@ def _write_format(value: str) -> str:
     return notation
 
 
+_WAIVE_HELP = ("waive one attack's baseline line by name, '<attack>.<metric>' (repeatable): it is still shown, "
+               "named in the verdict, and not counted")
 _HTML_HELP = "write the report as one self-contained HTML page here (verdict, plots, witnesses; loads nothing)"
 
 _TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the data) or 'regions' (every target " \
@@ -186,8 +186,10 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
         fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
         html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
         scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
-        targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP)) -> None:
-    """Run a scenario: publish or read its releases, attack them, judge its expectations."""
+        targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
+        waive: Optional[List[str]] = typer.Option(None, "--waive", help=_WAIVE_HELP)) -> None:
+    """Run a scenario: publish or read its releases, attack them, judge its requirements (the attacks'
+    baselines always among them) and, for a research scenario, its expectations."""
     from . import pipeline
     from multirelease.formats.scenario import TARGETS
     from multirelease.reports.targets_file import check_targets_file
@@ -198,7 +200,7 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
     notation = _write_format(fmt)
     if targets is not None and targets not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
-    sc = pipeline.load_scenario(scenario)
+    sc = pipeline.load_scenario(scenario, waives=waive or [])
     if targets is not None:
         if targets == "population" and sc.data is None and any(s.snapshot is None for s in sc.steps):
             raise InputError("targets: population needs the population: give 'data'", file=str(scenario),
@@ -224,6 +226,7 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
             html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
             scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
             targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
+            waive: Optional[List[str]] = typer.Option(None, "--waive", help=_WAIVE_HELP),
             ) -> None:
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
     when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
@@ -235,18 +238,24 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
     check_targets_file(targets_file)
     check_html_target(html)
     notation = notation_of(fmt)
+    problems: list = []
     if ledger is not None:
-        from multirelease.ledger.operations import ledger_certify_plan
+        from multirelease.ledger.operations import certify_plan_checked, integrity_line
 
         if require or attack or targets:
             raise InputError("--ledger certifies with the spec's attacks and requirements only", key="--ledger")
         if not releases:
             raise InputError("give the release files", key="--ledger")
-        sc, _ = ledger_certify_plan(ledger, releases, spec, notation=notation)
+        sc, problems = certify_plan_checked(ledger, releases, spec, notation=notation)
+        if problems:  # first, before any table: the files are not the ones the ledger recorded
+            _text_console(json_path).print(f"certify: {integrity_line(problems)}", markup=False, highlight=False,
+                                           soft_wrap=True)
     else:
         sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
-                                   targets=targets, notation=notation)
+                                   targets=targets, notation=notation, waives=waive or [])
     result = _run_pipeline(pipeline, sc, scheduler)
+    if ledger is not None and problems:
+        _finish_integrity("certify", result, problems, json_path, quiet, html=html, targets_file=targets_file)
     _finish(result, json_path, quiet, html=html, targets_file=targets_file)
 
 
@@ -290,7 +299,7 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
         outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar,
                                notation=notation)
     if outcome.run is not None:
-        report = build_report(outcome.run)
+        report = build_report(outcome.run)  # every release of the sequence under its own index
         if not quiet and json_path != "-":
             render_terminal(report, out_console, outcome.run.timings, json_path=json_path)
         if json_path:
@@ -310,50 +319,102 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
     raise typer.Exit(outcome.exit_code)
 
 
+def _text_console(json_path: str | None) -> Console:
+    """Where a ledger command's verdict lines go: the terminal's output, or its error stream when ``--json -``
+    writes the report to the output."""
+    return err_console if json_path == "-" else out_console
+
+
+def _finish_integrity(command: str, run, problems, json_path: str | None, quiet: bool, *,
+                      html: Path | None = None, targets_file: Path | None = None, page: dict | None = None) -> None:
+    """Report a certification of files that are not all the ones the ledger recorded (``ledger --verify``,
+    ``certify --ledger``) and exit 1: the verdict is FAIL and names the files whatever the attacks found on them
+    (:func:`multirelease.ledger.operations.integrity_report`); the attacks' figures are still shown, as the
+    re-certification of the files as they are.  ``run`` None: the files could not be certified (one is
+    missing)."""
+    from multirelease.ledger.operations import integrity_report
+    from multirelease.reports.document import build_report, page_context, render_terminal
+
+    if run is not None:
+        report = integrity_report(build_report(run), problems)
+        if not quiet and json_path != "-":
+            render_terminal(report, out_console, run.timings, json_path=json_path)
+    else:
+        report = integrity_report({"scenario": (page or {}).get("scenario", "ledger"), "releases": [],
+                                   "attacks": {}, "expectations": [], "verdict": "fail"}, problems)
+        report.pop("certified_verdict", None)
+    if json_path:
+        _emit_json(report, json_path)
+    if targets_file is not None and run is not None:
+        from multirelease.reports.targets_file import write_targets_file
+
+        write_targets_file(run.results, targets_file)
+    if html is not None:
+        from multirelease.reports.html_page import write_html
+
+        context = page_context(run) if run is not None else {}
+        write_html({**report, **context, **{k: v for k, v in (page or {}).items() if k != "scenario"}}, html)
+    words = ", ".join(p.words() for p in problems)
+    now = "as they are now" if command == "verify" else "as given, with the ledger's snapshots,"
+    after = (f"the files {now} certify {run.verdict.upper()}, which does not make the verdict PASS"
+             if run is not None else "the files were not certified")
+    _text_console(json_path).print(f"{command}: verdict FAIL - {words} ({after})", markup=False, highlight=False,
+                                   soft_wrap=True)
+    raise typer.Exit(1)
+
+
 @app.command("ledger")
 def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
-               verify: bool = typer.Option(False, "--verify", help="re-certify the published files"),
+               verify: bool = typer.Option(False, "--verify", help="check every published file's SHA-256 and "
+                                           "re-certify the files"),
                json_path: Optional[str] = typer.Option(None, "--json", help="with --verify: the JSON report"),
                quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
                fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
                html: Optional[Path] = typer.Option(None, "--html", help="re-certify as --verify and write the "
                                                    "HTML page (verdict, plots, witnesses, history) here")) -> None:
-    """The ledger's history, one line per release; ``--verify`` checks every file's SHA-256 and re-certifies
-    the files with the ledger's snapshots (exit 1 when a file changed or is missing); ``--html`` implies
-    ``--verify``."""
+    """The ledger's history, one line per release; ``--verify`` checks every published file against its
+    recorded SHA-256 (and the release folders for files the ledger never recorded) and re-certifies the files
+    with the ledger's snapshots: a changed, missing or unrecorded file makes the verdict FAIL (exit 1), named
+    in the first line printed with both hashes; ``--html`` implies ``--verify``."""
     from multirelease.formats.arx import notation_of
-    from multirelease.ledger.operations import history_lines, verify_ledger
+    from multirelease.ledger.operations import (check_files, history_lines, integrity_line, ledger_name,
+                                                verify_ledger_checked)
     from multirelease.reports.document import build_report, render_terminal
 
     notation = notation_of(fmt)
     check_html_target(html)
     verify = verify or html is not None
     history = list(history_lines(folder))
+    text = _text_console(json_path)
+    if verify:  # the integrity of the published files first: it decides the verdict whatever the attacks find
+        found = check_files(folder)
+        text.print(f"verify: FAIL - {integrity_line(found)}" if found else
+                   "verify: every file the ledger recorded has its recorded SHA-256; no unrecorded release file "
+                   "beside them", markup=False, highlight=False, soft_wrap=True)
     for line in history:
-        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
+        text.print(line, markup=False, highlight=False, soft_wrap=True)
     if not verify:
         raise typer.Exit(0)
     with progress_bar() as bar:
-        run, problems = verify_ledger(folder, bar, notation=notation)
+        run, problems = verify_ledger_checked(folder, bar, notation=notation)
     for p in problems:
-        err_console.print(p, markup=False, highlight=False, soft_wrap=True)
-    code = 1 if problems else 0
-    if run is not None:
-        report = build_report(run)
-        if not quiet and json_path != "-":
-            render_terminal(report, out_console, run.timings, json_path=json_path)
-        if json_path:
-            _emit_json(report, json_path)
-        if html is not None:
-            from multirelease.reports.html_page import write_html
-            from multirelease.reports.document import page_context
+        err_console.print(str(p), markup=False, highlight=False, soft_wrap=True)
+    page = {"ledger_history": history, "ledger_problems": [str(p) for p in problems]}
+    if problems:
+        _finish_integrity("verify", run, problems, json_path, quiet, html=html,
+                          page={**page, "scenario": ledger_name(folder)})
+    report = build_report(run)
+    if not quiet and json_path != "-":
+        render_terminal(report, out_console, run.timings, json_path=json_path)
+    if json_path:
+        _emit_json(report, json_path)
+    if html is not None:
+        from multirelease.reports.html_page import write_html
+        from multirelease.reports.document import page_context
 
-            write_html({**report, **page_context(run), "ledger_history": history, "ledger_problems": problems},
-                       html)
-        code = code or run.exit_code
-    out_console.print(f"verify: {'files changed or missing, ' if problems else ''}verdict "
-                      f"{run.verdict.upper() if run is not None else 'not run'}", markup=False, highlight=False)
-    raise typer.Exit(code)
+        write_html({**report, **page_context(run), **page}, html)
+    text.print(f"verify: verdict {run.verdict.upper()}", markup=False, highlight=False)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command("describe")

@@ -16,8 +16,12 @@ files ``run --out`` wrote, with the scenario's own YAML, reaches the same figure
 A plan is a :class:`~multirelease.formats.scenario.Scenario` whose publishers, attacks and requirements are built
 (:func:`plan`); :func:`load_scenario` reads one from a scenario file (``run``, ``publish``) and
 :func:`certify_plan` from a spec and release files (``certify``).  Requirements are one list whatever their
-origin: the YAML's ``expect`` lines, ``--require`` lines, and - only when there are none - the requirements
-the attacks' own parameters state (``linking: {k: 10}`` -> ``linking.k >= 10``).
+origin: the YAML's ``expect`` lines, ``--require`` lines, and every attack's *baseline* (issue 30,
+:func:`baselines`: what "no one is disclosed" means for it, raised by its own parameters and by what the
+releases claim), which ``--require`` adds to and never replaces, and which is waived only by name
+(``waive`` / ``--waive``, shown in the verdict).  A ``purpose: research`` scenario's ``expect`` lines are
+*expectations* (a paper's figures: reproduced or not) judged apart from the privacy verdict; ``run`` of it
+exits by them, ``certify`` and ``release`` by the requirements.
 """
 from __future__ import annotations
 
@@ -55,6 +59,9 @@ class Judgement(NamedTuple):
     reason: str = ""
     detail: str = ""
     source: str = "expect"
+    #: ``requirement`` (counts in the privacy verdict), ``expectation`` (a research figure: reproduced or not)
+    #: or ``waived`` (a baseline waived by name: shown, not counted)
+    kind: str = "requirement"
 
 
 @dataclass(eq=False)
@@ -75,32 +82,48 @@ class ScenarioRun:
 
     @property
     def verdict(self) -> str:
-        return verdict_of(self.judged)
+        """The privacy verdict: the requirements (baselines included) only."""
+        return verdict_of([j for j in self.judged if j.kind == "requirement"])
+
+    @property
+    def reproduced(self) -> str:
+        """The expectations' answer (``pass``: every one reproduced; ``none``: the scenario has none)."""
+        return verdict_of([j for j in self.judged if j.kind == "expectation"])
+
+    @property
+    def waived(self) -> list:
+        """The baselines waived by name, judged (shown beside the verdict, never counted in it)."""
+        return [j for j in self.judged if j.kind == "waived"]
 
     @property
     def exit_code(self) -> int:
+        """``run`` of a research scenario exits by its expectations (the paper scenarios are regression
+        tests); everything else by the privacy verdict."""
+        if self.scenario.purpose == "research" and not self.scenario.certifying and self.reproduced != "none":
+            return EXIT_CODES[self.reproduced]
         return EXIT_CODES[self.verdict]
 
 
 # ---------------------------------------------------------------------- plans
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, validate and build a scenario file (nothing runs yet)."""
+def load_scenario(path: str | Path, *, waives: Sequence[str] = ()) -> Scenario:
+    """Read, validate and build a scenario file (nothing runs yet); ``waives``: baselines waived by name."""
     doc, base = load_yaml(path)
-    return load_scenario_document(doc, base=base, path=Path(path))
+    return load_scenario_document(doc, base=base, path=Path(path), waives=waives)
 
 
-def load_scenario_document(doc: Mapping, *, base: Path, path: Path) -> Scenario:
+def load_scenario_document(doc: Mapping, *, base: Path, path: Path, waives: Sequence[str] = ()) -> Scenario:
     """Validate and build a scenario mapping read from ``path`` (paths resolve against ``base``)."""
-    return plan(parse_scenario(doc, base=base, path=path))
+    return plan(parse_scenario(doc, base=base, path=path), waives=waives)
 
 
 def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Sequence[str] = (),
-         all_applicable: bool = False) -> Scenario:
+         all_applicable: bool = False, waives: Sequence[str] = ()) -> Scenario:
     """Build the publishers, attacks and requirements of a parsed scenario (all validated, nothing run).
 
     ``requires`` are requirement lines from the command line; ``extra_attacks`` replace the YAML's attacks
     (``certify --attack``); with ``all_applicable`` and no attack named, every registered attack that applies
-    to the sequence is run (decided when the sequence is built).
+    to the sequence is run (decided when the sequence is built); ``waives`` are baseline names from the
+    command line (``--waive``), added to the YAML's ``waive``.
     """
     from attacks import ATTACKS
     from publishers import PUBLISHERS
@@ -135,6 +158,12 @@ def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Seq
             attacks.append((spec.name, ATTACKS[spec.name](_file=source, _key=spec.key, **spec.params)))
     scenario.attacks = attacks
     scenario.all_applicable = bool(all_applicable and not attacks)
+    scenario.waive = list(scenario.waive) + [(w, "--waive") for w in waives]
+    for name, key in scenario.waive:
+        _check_waiver(name, ATTACKS, file=source if key != "--waive" else None, key=key)
+    if not scenario.claims:
+        scenario.claims = [step.publisher.claim_requirements() if step.publisher is not None else None
+                           for step in scenario.steps]
 
     lines = [(line, key, "expect", source) for line, key in scenario.expect_lines]
     lines += [(line, "--require", "require", None) for line in requires]
@@ -147,6 +176,17 @@ def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Seq
         scenario.expect.append(e)
         scenario.expect_sources.append(origin)
     return scenario
+
+
+def _check_waiver(name: str, registry, *, file: str | None, key: str) -> None:
+    """A waiver names a baseline line, ``<attack>.<metric>``: a registered attack and one of its metrics (the
+    floors of :attr:`attacks.base.AttackBase.baseline`, or a metric its parameters or the releases' claims
+    bound); one-line error otherwise."""
+    subject, _, metric = str(name).partition(".")
+    floors = sorted(f"{a}.{m}" for a, cls in registry.items() for m, _, _ in getattr(cls, "baseline", ()))
+    if subject not in registry or metric not in tuple(getattr(registry[subject], "metrics", ())):
+        raise InputError(f"'{name}' names no baseline: give <attack>.<metric> (the floors: {', '.join(floors)})",
+                         file=file, key=key)
 
 
 def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str | None, key: str | None,
@@ -181,7 +221,7 @@ def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str |
 
 def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, requires: Sequence[str] = (),
                  attack_names: Sequence[str] = (), targets: str | None = None,
-                 notation: str | None = None) -> Scenario:
+                 notation: str | None = None, waives: Sequence[str] = ()) -> Scenario:
     """The plan of ``certify``: the spec's schema, data, dynamics, adversary, attacks and ``expect``, with the
     release files (in publication order) in place of its releases.
 
@@ -230,11 +270,28 @@ def certify_plan(spec_path: str | Path, release_files: Sequence[str | Path], *, 
     has_attacks = "attacks" in doc
     scenario = parse_scenario(doc, base=base, path=Path(spec_path))
     scenario.steps = scenario.steps[:n_files]
-    return plan(scenario, requires=requires, extra_attacks=attack_names, all_applicable=not has_attacks)
+    scenario.certifying = True
+    if release_files:  # what the spec says made each file: the releases claim it (the attacks' baselines)
+        scenario.claims = [_spec_claims(yaml_releases[j], str(spec_path), f"releases[{j}]")
+                           if j < len(yaml_releases) else None for j in range(n_files)]
+    return plan(scenario, requires=requires, extra_attacks=attack_names, all_applicable=not has_attacks,
+                waives=waives)
+
+
+def _spec_claims(item: Any, source: str, key: str) -> tuple[str, ...] | None:
+    """The lines a spec's release item claims when it names the publisher that made it (``None`` otherwise)."""
+    from publishers import PUBLISHERS
+
+    if not isinstance(item, Mapping) or not isinstance(item.get("publisher"), str) or \
+            item["publisher"] not in PUBLISHERS:
+        return None
+    params = {k: v for k, v in item.items() if k not in ("publisher", "attributes")}
+    return PUBLISHERS[item["publisher"]](_file=source, _key=key, **params).claim_requirements()
 
 
 def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple[Any, Any]],
-                snapshot: Any = None, seed: int = 0) -> Scenario:
+                snapshot: Any = None, seed: int = 0, requires: Sequence[str] = (),
+                waives: Sequence[str] = ()) -> Scenario:
     """The plan of one step of a release ledger (issue 14, ``release`` and ``ledger --verify``).
 
     ``doc`` is a ledger spec (the scenario's ``schema``, ``transitions``, ``adversary``, ``attacks``, ``expect``,
@@ -259,7 +316,7 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
         raise InputError(f"unknown publisher '{name}' (known: {', '.join(sorted(PUBLISHERS))})", file=source,
                          key="publisher.publisher")
     sdoc = {k: doc[k] for k in ("name", "description", "schema", "transitions", "adversary", "attacks", "expect",
-                                "targets") if k in doc}
+                                "targets", "waive") if k in doc}
     sdoc["data"] = {"rows": []}
     sdoc["releases"] = [dict(pub)]
     scenario = parse_scenario(sdoc, base=base, path=path)
@@ -276,7 +333,11 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
     claims = PUBLISHERS[name](_file=source, _key="publisher", **params)
     if len(steps) == 1 and getattr(claims, "guarantee_first", None):  # what a first release claims (bcf)
         claims.guarantee = claims.guarantee_first
-    return plan(scenario, requires=claims.guarantee_requirements())
+    scenario.certifying = True
+    # the earlier releases were made under the spec of their month (an --amend may have changed it): no claim
+    # raises the baselines; the publisher's guarantee is judged as a requirement
+    scenario.claims = [None] * len(steps)
+    return plan(scenario, requires=list(claims.guarantee_requirements()) + list(requires), waives=waives)
 
 
 def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = None, *,
@@ -437,46 +498,108 @@ def reads(scenario: Scenario, name: str, attack: Any) -> Any:
     names it (every figure: the attack was listed to be shown).  ``run`` and ``certify`` go through here alike."""
     if not hasattr(attack, "reading"):
         return attack
-    metrics = [e.metric for e, _ in requirements(scenario) if e.subject == name]
-    return attack.reading(metrics or None)
+    lines = [line for line in requirements(scenario) if line.expectation.subject == name]
+    if not any(line.source != "baseline" for line in lines):  # listed to be shown: every figure
+        return attack.reading(None)
+    return attack.reading([line.expectation.metric for line in lines])
 
 
 # ---------------------------------------------------------------------- 3. judge
-def requirements(scenario: Scenario) -> list[tuple[Expectation, str]]:
-    """The requirements judged: the plan's ``expect`` / ``--require`` lines, else those the attacks'
-    parameters state."""
-    out = list(zip(scenario.expect, scenario.expect_sources))
-    if out:
-        return out
-    for _, attack in scenario.attacks:
-        for line in getattr(attack, "default_requirements", lambda: [])():
-            out.append((parse_expectation(line), "default"))
+class Line(NamedTuple):
+    """One line to judge: the parsed line, where it came from (``expect``, ``require``, ``baseline``) and its
+    kind (``requirement``, ``expectation``, ``waived``: :class:`Judgement`)."""
+
+    expectation: Expectation
+    source: str
+    kind: str = "requirement"
+
+
+def release_claims(scenario: Scenario) -> tuple[str, ...]:
+    """The lines every release of the sequence claims (its publisher's guarantee and claims), each at the
+    weakest number any release claims; nothing when a release claims nothing (given as published with no
+    publisher named).  They raise the attacks' baselines (:meth:`attacks.base.AttackBase.baseline_requirements`):
+    five Mondrian k = 40 releases claim ``correspondence.FA >= 40``."""
+    claims = list(scenario.claims)
+    if not claims or any(c is None for c in claims):
+        return ()
+    weakest: dict = {}
+    counted: dict = {}
+    for lines in claims:
+        for line in dict.fromkeys(lines):
+            e = parse_expectation(line)
+            key = (e.subject, e.metric, e.op)
+            counted[key] = counted.get(key, 0) + 1
+            old = weakest.get(key)
+            if old is None or (e.op in (">=", ">") and e.number < old.number) or \
+                    (e.op in ("<=", "<") and e.number > old.number) or (e.op == "==" and e.number != old.number):
+                weakest[key] = e if e.op != "==" or old is None else None
+    return tuple(e.text for key, e in weakest.items() if e is not None and counted[key] == len(claims))
+
+
+def baselines(scenario: Scenario) -> list[Line]:
+    """Every attack's baseline lines (:meth:`attacks.base.AttackBase.baseline_requirements`), raised to what
+    the releases claim; a line waived by name (``<attack>.<metric>``) is kept as ``waived``; a line the spec
+    or the command line states already is not repeated."""
+    stated = [e for e, source in zip(scenario.expect, scenario.expect_sources)
+              if source != "expect" or scenario.purpose != "research"]  # requirements, not expectations
+    waived = {name for name, _ in scenario.waive}
+    claims = release_claims(scenario)
+    out = []
+    for name, attack in scenario.attacks:
+        for line in getattr(attack, "baseline_requirements", lambda _=(): [])(claims):
+            e = parse_expectation(line)
+            if any(_implies(s, e) for s in stated):
+                continue
+            out.append(Line(e, "baseline", "waived" if f"{e.subject}.{e.metric}" in waived else "requirement"))
     return out
 
 
-def judge(reqs: Sequence[tuple[Expectation, str]], results: Mapping[str, Any],
-          release_metrics: Sequence[Mapping]) -> list[Judgement]:
-    """Judge each requirement on the interval its metric is proven to lie in (DESIGN.md, "Verdicts over
-    intervals"): an estimate is never read as a value."""
+def _implies(stated: Expectation, baseline: Expectation) -> bool:
+    """Does a stated requirement settle the baseline (same metric, at least as strict)?  Then the baseline
+    is not repeated (``--require 'linking.k >= 10'`` covers ``linking.k >= 2``)."""
+    if (stated.subject, stated.index, stated.metric) != (baseline.subject, baseline.index, baseline.metric):
+        return False
+    s, b = stated.number, baseline.number
+    if baseline.op in (">=", ">") and stated.op in (">=", ">", "=="):
+        return s >= b if baseline.op == ">=" or stated.op == ">" else s > b
+    if baseline.op in ("<=", "<") and stated.op in ("<=", "<", "=="):
+        return s <= b if baseline.op == "<=" or stated.op == "<" else s < b
+    return baseline.op == "==" and stated.op == "==" and s == b
+
+
+def requirements(scenario: Scenario) -> list[Line]:
+    """The lines judged: the plan's ``expect`` lines (expectations in a ``purpose: research`` scenario),
+    ``--require`` lines, and the attacks' baselines (:func:`baselines`)."""
+    out = [Line(e, source, "expectation" if source == "expect" and scenario.purpose == "research"
+                else "requirement") for e, source in zip(scenario.expect, scenario.expect_sources)]
+    return out + baselines(scenario)
+
+
+def judge(reqs: Sequence[Line], results: Mapping[str, Any], release_metrics: Sequence[Mapping]) -> list[Judgement]:
+    """Judge each line on the interval its metric is proven to lie in (DESIGN.md, "Verdicts over
+    intervals"): an estimate is never read as a value.  A baseline on a metric its attack does not report
+    for these releases (``linking.l_distinct`` without a sensitive attribute) is left out."""
     judged = []
-    for e, source in reqs:
+    for line in reqs:
+        e, source, kind = line.expectation, line.source, line.kind
         if e.subject == "release":
             value = release_metrics[e.index - 1].get(e.metric)
             if value is None:
-                judged.append(Judgement(e, None, None, reason="not reported", source=source))
+                judged.append(Judgement(e, None, None, reason="not reported", source=source, kind=kind))
                 continue
             v = float(value)
-            judged.append(Judgement(e, value, e.judge(v, v), v, v, source=source))
+            judged.append(Judgement(e, value, e.judge(v, v), v, v, source=source, kind=kind))
             continue
         res = results.get(e.subject)
         if res is None or (e.metric not in res.summary and e.metric not in res.bounds):
-            judged.append(Judgement(e, None, None, reason="not reported", source=source))
+            if source != "baseline":
+                judged.append(Judgement(e, None, None, reason="not reported", source=source, kind=kind))
             continue
         bound = res.bound(e.metric)
         low, high = res.interval(e.metric)
         value = res.summary[e.metric] if res.is_proven(e.metric) else None
         judged.append(Judgement(e, value, e.judge(low, high), bound.lower, bound.upper, bound.reason, bound.detail,
-                                source))
+                                source, kind))
     return judged
 
 

@@ -105,6 +105,11 @@ class PublisherBase:
     #: an entry ``(line, condition)`` applies only when ``condition`` holds on the config (``"uid"``: the
     #: parameter is true; ``"l > 1"``: it exceeds the number).  Read it through :meth:`guarantee_requirements`.
     guarantee: ClassVar[tuple] = ()
+    #: what the releases claim beyond :attr:`guarantee`, in the same form: figures a reader takes the
+    #: parameters to promise against another paper's adversary, which the publisher does not prove (Mondrian's
+    #: k read as Fung et al.'s crack sizes).  The attacks' baselines are raised to them (issue 30,
+    #: :func:`multirelease.pipeline.release_claims`); the ledger's gate judges :attr:`guarantee` only.
+    claims: ClassVar[tuple] = ()
     #: the default of the ``linking`` parameter every publisher takes (:data:`LINKING_CHOICES`): ``omit`` for a
     #: multi-release principle (Shmueli & Tassa, section 5.2: a persistent non-identifier links a person's rows
     #: across releases, which no principle's guarantee accounts for), ``keep`` for a single-release one
@@ -213,11 +218,11 @@ class PublisherBase:
             raise InputError(f"{self.name}{reason} needs a published sensitive attribute")
         return chosen
 
-    def guarantee_requirements(self) -> tuple[str, ...]:
-        """The requirement lines of :attr:`guarantee` for this config: conditions applied, letters formatted
-        (an integral number as an integer, ``1/{l}`` with a non-integral ``l`` as a decimal), each line
-        parseable by :func:`multirelease.expect.parse_expectation`."""
-        declared = self.guarantee
+    def guarantee_requirements(self, declared: tuple | None = None) -> tuple[str, ...]:
+        """The requirement lines of :attr:`guarantee` (or of ``declared``) for this config: conditions applied,
+        letters formatted (an integral number as an integer, ``1/{l}`` with a non-integral ``l`` as a
+        decimal), each line parseable by :func:`multirelease.expect.parse_expectation`."""
+        declared = self.guarantee if declared is None else declared
         values = {k: _number_text(v) for k, v in self.config.items()}
         lines = []
         for entry in declared:
@@ -226,6 +231,10 @@ class PublisherBase:
                 continue
             lines.append(_FRACTION.sub(_fraction_text, line.format(**values)))
         return tuple(lines)
+
+    def claim_requirements(self) -> tuple[str, ...]:
+        """What a release of this config claims: its guarantee and its :attr:`claims`, as requirement lines."""
+        return self.guarantee_requirements() + self.guarantee_requirements(self.claims)
 
     def check_config(self, file: str | None, key: str | None) -> None:
         """Cross-parameter checks (one-line :class:`InputError`)."""

@@ -91,3 +91,14 @@ def release(spec: Path, snapshot: Path, ledger: Path, out: Path, *extra: str) ->
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())} if folder.exists() else {}
+
+
+def three_months(folder: Path) -> tuple[Path, list[Path], Path, Path, list[int]]:
+    """Three monthly releases of m-invariance through the ledger, one ``release`` call at a time: ``(spec,
+    snapshots, ledger, release folder, exit codes)``."""
+    spec = write_spec(folder)
+    snaps = write_snapshots(folder)
+    ledger, rel = folder / "ledger", folder / "releases"
+    rel.mkdir()
+    codes = [release(spec, s, ledger, rel / f"release_{i}.csv") for i, s in enumerate(snaps, 1)]
+    return spec, snaps, ledger, rel, codes

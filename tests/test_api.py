@@ -193,6 +193,10 @@ expect: ['linking.k >= 2']
     out.write_text(out.read_text() + "\n", encoding="utf-8")  # a changed file is a problem, exit 1
     changed = multirelease.verify_ledger(tmp_path / "ledger")
     assert changed.exit_code == 1 and "changed" in changed.problems[0]
+    # integrity is part of the verdict (issue 30), in Python as on the command line
+    code, report = _cli_json(["ledger", str(tmp_path / "ledger"), "--verify"], tmp_path, "changed.json")
+    assert (changed.verdict, changed.exit_code, changed.report) == ("fail", code, report)
+    assert report["integrity"][0]["file"] == str(out) and report["certified_verdict"] == "pass"
 
 
 def test_import_multirelease_is_cheap():

@@ -612,7 +612,7 @@ schema:
     age: {role: quasi, hierarchy: {numeric: {min: 20, max: 59, bands: [10, 20]}}}
     country: {role: quasi, hierarchy: {Europe: [UK, France], America: [US, Canada]}}
     disease: {role: sensitive, hierarchy: [flu, cold, cancer, hiv]}
-publisher: {publisher: mondrian, k: 2}
+publisher: {publisher: mondrian, k: 2, l: 2}
 transitions: {candidates: {flu: [flu, cold], cold: [cold, flu]}}
 attacks: [linking]
 expect: ["linking.k >= 2"]

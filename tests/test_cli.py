@@ -27,7 +27,7 @@ SPEC = DATA / "tiny_spec.yaml"
 GOOD_RELEASE = DATA / "tiny_release.csv"  # 4 classes of sizes 3, 4, 5, 4; l_distinct 3
 ADULT = Path(__file__).resolve().parents[1] / "scenarios" / "adult_mondrian.yaml"
 
-TOP_KEYS = ["scenario", "releases", "attacks", "expectations", "verdict", "targets"]
+TOP_KEYS = ["scenario", "purpose", "releases", "attacks", "expectations", "verdict", "targets"]
 
 
 def cli(capsys, *argv) -> tuple[int, str, str]:
@@ -102,7 +102,8 @@ def test_run_exit_3_when_an_interval_straddles_the_threshold(capsys, tmp_path, f
     assert report["verdict"] == "unknown"
     # an interval is not a value: the expectation shows the interval and why it is one
     assert report["expectations"] == [{"expect": "fake_bounds.x <= 0.5", "value": None, "holds": None,
-                                       "exact": False, "lower": 0.4, "upper": 0.6, "reason": "budget"}]
+                                       "exact": False, "lower": 0.4, "upper": 0.6, "reason": "budget",
+                                       "kind": "requirement"}]
     assert report["attacks"]["fake_bounds"]["exact"] is False
     assert report["attacks"]["fake_bounds"]["summary"] == {}
     assert report["attacks"]["fake_bounds"]["bounds"] == {"x": {"lower": 0.4, "upper": 0.6, "reason": "budget"}}
@@ -155,11 +156,14 @@ def test_report_has_exactly_the_contract_keys_and_shapes(capsys):
     assert isinstance(linking["worst"], dict) and linking["worst"]["k"]["size"] == linking["summary"]["k"]
     assert isinstance(linking["targets"], list) and linking["targets"][0]["release"] == 1
 
+    # the linking attack's baselines (k, l_distinct >= 2, also its parameters' lines) are the expect lines:
+    # not repeated
     assert report["expectations"] == [
-        {"expect": "linking.k >= 2", "value": linking["summary"]["k"], "holds": True, "exact": True},
+        {"expect": "linking.k >= 2", "value": linking["summary"]["k"], "holds": True, "exact": True,
+         "kind": "requirement"},
         {"expect": "linking.l_distinct >= 2", "value": linking["summary"]["l_distinct"], "holds": True,
-         "exact": True},
-        {"expect": "release[1].records == 16", "value": 16, "holds": True, "exact": True},
+         "exact": True, "kind": "requirement"},
+        {"expect": "release[1].records == 16", "value": 16, "holds": True, "exact": True, "kind": "requirement"},
     ]
     assert report["targets"] == "population"  # the scenario has data: its individuals are the targets
 
@@ -170,7 +174,8 @@ def test_report_of_a_failing_scenario(capsys):
     assert list(report) == TOP_KEYS
     assert report["verdict"] == "fail"
     assert [(e["expect"], e["holds"]) for e in report["expectations"]] == [
-        ("linking.k >= 2", True), ("linking.k >= 1000", False)]
+        ("linking.k >= 2", True), ("linking.k >= 1000", False), ("linking.l_distinct >= 2", True)]
+    assert report["expectations"][-1]["source"] == "baseline"
 
 
 def test_json_to_stdout_is_only_json(capsys):
@@ -267,6 +272,7 @@ def test_certify_pass_json(capsys):
     assert doc["verdict"] == "pass"
     assert [(r["index"], r["records"], r["classes"]) for r in doc["releases"]] == [(1, 16, 4)]
     assert doc["targets"] == "regions"  # a schema-only spec: every target the published regions allow
+    # the linking attack's baselines (k >= 2, l_distinct >= 2) are settled by the stricter lines required
     assert [(r["expect"], r["value"], r["holds"], r["exact"]) for r in doc["expectations"]] == [
         ("linking.k >= 2", 3, True, True), ("linking.l_distinct >= 3", 3, True, True)]
     assert all("witness" not in r for r in doc["expectations"])
@@ -279,7 +285,9 @@ def test_certify_fail_with_a_witness(capsys, tmp_path):
     assert "verdict: FAIL" in out and "witness" in out
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["verdict"] == "fail"
-    (req,) = doc["expectations"]
+    req, base = doc["expectations"]  # the require line, then the linking attack's l_distinct baseline
+    assert (base["expect"], base["source"], base["value"], base["holds"]) == ("linking.l_distinct >= 2", "baseline",
+                                                                             3, True)
     assert (req["expect"], req["value"], req["holds"], req["exact"]) == ("linking.k >= 4", 3, False, True)
     witness = req["witness"]  # the class that attains k
     assert witness["release"] == 1 and witness["size"] == 3 and witness["group"] == 1
@@ -292,7 +300,7 @@ def test_certify_mixed_requirements_fail(capsys):
                        "--json", "-")
     assert code == 1
     doc = json.loads(out)
-    assert [r["holds"] for r in doc["expectations"]] == [True, False]
+    assert [r["holds"] for r in doc["expectations"]] == [True, False, True]  # + the l_distinct >= 2 baseline
     assert "witness" in doc["expectations"][1] and "witness" not in doc["expectations"][0]
 
 
@@ -307,7 +315,7 @@ def test_certify_unknown_when_bounds_straddle(capsys, fake_bounds):
     assert code == 3
     doc = json.loads(out)
     assert doc["verdict"] == "unknown"
-    (req,) = doc["expectations"]
+    (req,) = [r for r in doc["expectations"] if r.get("source") != "baseline"]
     assert req["holds"] is None and req["exact"] is False and req["value"] is None
     assert (req["lower"], req["upper"]) == (0.4, 0.6)
     assert "witness" not in req
@@ -342,7 +350,7 @@ def test_certify_unknown_and_pass_is_unknown(capsys, fake_bounds):
     code, out, _ = cli(capsys, "certify", SPEC, GOOD_RELEASE, "-r", "linking.k >= 2", "-r", "fake_bounds.x < 0.5",
                        "--json", "-")
     assert code == 3
-    assert [r["holds"] for r in json.loads(out)["expectations"]] == [True, None]
+    assert [r["holds"] for r in json.loads(out)["expectations"] if r.get("source") != "baseline"] == [True, None]
 
 
 def test_certify_uses_the_spec_expect_lines(capsys, tmp_path):
@@ -352,7 +360,7 @@ def test_certify_uses_the_spec_expect_lines(capsys, tmp_path):
     path = write_yaml(tmp_path, spec, "spec.yaml")
     code, out, _ = cli(capsys, "certify", path, GOOD_RELEASE, "--json", "-")
     assert code == 0
-    assert [r["expect"] for r in json.loads(out)["expectations"]] == ["linking.k >= 3"]
+    assert [r["expect"] for r in json.loads(out)["expectations"]] == ["linking.k >= 3", "linking.l_distinct >= 2"]
     spec["expect"] = ["linking.k >= 4"]
     path = write_yaml(tmp_path, spec, "spec.yaml")
     assert cli(capsys, "certify", path, GOOD_RELEASE)[0] == 1

@@ -204,6 +204,8 @@ class Correspondence(AttackBase):
         self._given = parse_targets(self.config.get("targets"), file=_file, key=f"{_key}.targets" if _key else
                                      "targets")
 
+    baseline = (("FA", ">=", 2), ("CA", ">=", 2), ("BA", ">=", 2))
+
     def default_requirements(self) -> list[str]:
         k = self.config.get("k")
         return [] if k is None else [f"{self.name}.{m} >= {k}" for m in ("FA", "CA", "BA")]

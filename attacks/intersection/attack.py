@@ -180,8 +180,7 @@ class Intersection(AttackBase):
         """True when there are two releases or more and every release carries uids."""
         return len(view.releases) >= 2 and all(r.uid is not None for r in view.releases)
 
-    def default_requirements(self) -> list[str]:
-        return ["intersection.violations == 0"]
+    baseline = (("violations", "==", 0),)
 
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         if not view.releases:

@@ -380,8 +380,10 @@ class UpdateGraph(AttackBase):
                           for kind in ("risk", "candidates"))
             self.metrics = type(self).metrics + extra
 
+    baseline = (("vulnerable_values", "==", 0),)
+
     def default_requirements(self) -> list[str]:
-        out = ["update_graph.vulnerable_values == 0"]
+        out = []
         if "alpha" in self.config:
             out.append(f"update_graph.max_risk <= {self.config['alpha']:g}")
         return out

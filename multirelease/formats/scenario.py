@@ -24,10 +24,14 @@ from multirelease.model.schema import Schema
 from multirelease.model.sequence import Adversary
 from multirelease.model.table import Change, Table, read_table
 
-__all__ = ["Scenario", "ReleaseStep", "AttackSpec", "parse_scenario", "load_yaml", "TOP_KEYS", "TARGETS"]
+__all__ = ["Scenario", "ReleaseStep", "AttackSpec", "parse_scenario", "load_yaml", "TOP_KEYS", "TARGETS", "PURPOSES"]
 
 TOP_KEYS = ("name", "description", "seed", "schema", "data", "dynamics", "transitions", "releases", "adversary",
-            "attacks", "expect", "targets")
+            "attacks", "expect", "targets", "purpose", "waive")
+#: what a scenario is for (issue 30): ``certification`` (its ``expect`` lines are requirements: privacy claims,
+#: PASS / FAIL / UNKNOWN) or ``research`` (its ``expect`` lines are expectations: a paper's figures, reproduced
+#: or not; the privacy verdict comes from the baselines and ``--require`` alone)
+PURPOSES = ("certification", "research")
 #: who an attack judges: the individuals of the data (``population``) or every target the published regions
 #: allow (``regions``; Fung et al.'s BCF-anonymity is defined over these)
 TARGETS = ("population", "regions")
@@ -71,6 +75,13 @@ class Scenario:
     attack_specs: list[AttackSpec]
     expect_lines: list[tuple[str, str]]  # (line, key)
     targets: str | None = None  # explicit ``targets``; None: population when there is data, else regions
+    purpose: str = "certification"  # PURPOSES
+    #: baseline lines waived by name (``<attack>.<metric>``): (name, key) from ``waive`` and ``--waive``
+    waive: list[tuple[str, str]] = field(default_factory=list)
+    #: per step, the lines its release claims (the guarantee and claims of the publisher that made it, also
+    #: when certify reads the file in its place); ``None``: a release given as published, claiming nothing
+    claims: list = field(default_factory=list)
+    certifying: bool = False  # certify / a ledger's gate: the exit code follows the requirements alone
     attacks: list[tuple[str, Any]] = field(default_factory=list)  # built by the pipeline
     expect: list[Expectation] = field(default_factory=list)  # parsed and validated by the pipeline
     expect_sources: list[str] = field(default_factory=list)  # "expect" | "require", one per expect
@@ -169,6 +180,13 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     lines = doc.get("expect") or []
     if not isinstance(lines, list):
         raise InputError("expect must be a list of strings", file=source, key="expect")
+    purpose = doc.get("purpose", "certification")
+    if purpose not in PURPOSES:
+        raise InputError(f"must be one of {', '.join(PURPOSES)}, got {purpose!r}", file=source, key="purpose")
+    waive = doc.get("waive") or []
+    if not isinstance(waive, list) or not all(isinstance(w, str) for w in waive):
+        raise InputError("waive must be a list of baseline names like 'possible_worlds.disclosed'", file=source,
+                         key="waive")
     for text_key in ("name", "description"):
         if isinstance(doc.get(text_key), (Mapping, list)):
             raise InputError("must be a text, not a mapping or a list", file=source, key=text_key)
@@ -177,7 +195,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
                     schema=schema, data=data, dynamics=dynamics, transitions=transitions, steps=steps,
                     adversary=adversary, attack_specs=specs,
                     expect_lines=[(line, f"expect[{j}]") for j, line in enumerate(lines)], targets=targets,
-                    applied=applied)
+                    applied=applied, purpose=purpose, waive=[(w, f"waive[{j}]") for j, w in enumerate(waive)])
 
 
 def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str) -> ReleaseStep:

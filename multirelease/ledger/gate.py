@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from multirelease.errors import InputError
@@ -74,9 +73,10 @@ class GateResume:
     def _check_files(self) -> None:
         for r in self.history:
             for file, sha in ((r.file, r.sha256), (r.counterfeits_file, r.counterfeits_sha256)):
-                if file and Path(file).is_file() and sha256_file(file) != sha:
-                    raise InputError(f"release {r.n} changed since it was published (sha256 {sha256_file(file)}, "
-                                     f"recorded {sha}): the sequence is no longer the one the gate certified "
+                found = sha256_file(file) if file else None
+                if found is not None and found != sha:
+                    raise InputError(f"release {r.n} changed since it was published (recorded sha256 {sha}, found "
+                                     f"sha256 {found}): the sequence is no longer the one the gate certified "
                                      "(ledger --verify judges it)", file=file)
 
     def key(self, name: str, attack: Any) -> str:

@@ -43,17 +43,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 from multirelease.errors import InputError
 from multirelease.formats.release_csv import release_csv as release_text
-from .store import (DB_NAME, Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
+from .store import (Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
 from .gate import GateResume, last_snapshot, record as record_gate
 from multirelease.formats.scenario import load_yaml
 from multirelease.model.schema import Schema
 from multirelease.model.table import Table, read_table
 
 __all__ = ["make_release", "Outcome", "load_spec", "history_lines", "verify_ledger", "ledger_certify_plan",
-           "SPEC_KEYS", "FAULT_ENV"]
+           "FileProblem", "check_files", "certify_plan_checked", "verify_ledger_checked", "integrity_line",
+           "integrity_report", "ledger_name", "SPEC_KEYS", "FAULT_ENV"]
 
 SPEC_KEYS = ("name", "description", "schema", "transitions", "adversary", "attacks", "expect", "targets",
-             "publisher", "snapshot")
+             "publisher", "snapshot", "waive")
 FAULT_ENV = "MULTIRELEASE_FAULT_POINT"
 
 
@@ -365,7 +366,8 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                 _write_synced(_partial(cf_out), cf_csv)
             _point("written")
             row = LedgerRelease(n=n, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                                snapshot_rows=len(table), records=len(release), publisher=name, verdict="PASS",
+                                snapshot_rows=len(table), records=len(release), publisher=name,
+                                verdict=_recorded_verdict(run),
                                 file=str(out), sha256=hashlib.sha256(release_csv).hexdigest(),
                                 counterfeits_file=None if cf_out is None else str(cf_out),
                                 counterfeits_sha256=None if cf_csv is None else hashlib.sha256(cf_csv).hexdigest(),
@@ -401,7 +403,17 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         led.close()
 
 
-# ---------------------------------------------------------------------- history, verify, certify --ledger
+# ---------------------------------------------------------------------- the gate's report
+def _recorded_verdict(run) -> str:
+    """The verdict the ledger records for a published month: ``PASS``, with the baselines the spec waived by
+    name and whether each held (issue 30: a waiver is recorded and shown by ``ledger DIR``)."""
+    waived = run.waived
+    if not waived:
+        return "PASS"
+    words = {True: "held", False: "BROKEN", None: "undecided"}
+    return "PASS (waived: " + ", ".join(f"{j.expectation.text} {words[j.holds]}" for j in waived) + ")"
+
+
 def history_lines(ledger_dir: str | Path) -> list[str]:
     """``multirelease ledger DIR``: one line per release."""
     with Ledger(ledger_dir, write=False) as led:
@@ -415,12 +427,134 @@ def history_lines(ledger_dir: str | Path) -> list[str]:
         return out
 
 
+@dataclass(frozen=True)
+class FileProblem:
+    """A published file that is not what the ledger recorded (issue 30: integrity is part of the verdict).
+
+    ``problem``: ``changed`` (a recorded file whose SHA-256 is not the recorded one), ``missing`` (a recorded
+    file that is gone), ``foreign`` (a ``release_*.csv`` / ``counterfeits_*.csv`` in a release folder that the
+    ledger never recorded) or ``unrecorded`` (a file given to ``certify --ledger`` as release ``n`` that is not
+    the file the ledger recorded as release ``n``).  ``recorded`` / ``found``: the SHA-256 the ledger recorded
+    (``None``: none) and the one of the file now (``None``: missing)."""
+
+    file: str
+    problem: str
+    release: int | None = None
+    recorded: str | None = None
+    found: str | None = None
+
+    @property
+    def name(self) -> str:
+        return Path(self.file).name
+
+    def words(self) -> str:
+        """``release_2.csv changed``: what the verdict names."""
+        return {"changed": f"{self.name} changed", "missing": f"{self.name} missing",
+                "foreign": f"{self.name} not recorded by the ledger",
+                "unrecorded": f"{self.name} is not the file the ledger recorded as release {self.release}"
+                }[self.problem]
+
+    def hashes(self) -> str:
+        """``recorded sha256 X, found sha256 Y`` (``found missing`` / ``recorded none``)."""
+        recorded = f"recorded sha256 {self.recorded}" if self.recorded else "recorded none"
+        found = f"found sha256 {self.found}" if self.found else "found missing"
+        return f"{recorded}, {found}"
+
+    def __str__(self) -> str:
+        """One line: the release, the file's path, what is wrong and both hashes."""
+        where = f"release {self.release}: " if self.release is not None else ""
+        verb = {"changed": "changed", "missing": "is missing", "foreign": "is not recorded by the ledger",
+                "unrecorded": f"is not the file the ledger recorded as release {self.release}"}[self.problem]
+        return f"{where}{self.file} {verb} ({self.hashes()})"
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "problem": self.problem, "release": self.release,
+                "recorded_sha256": self.recorded, "found_sha256": self.found}
+
+
+def integrity_line(problems: Sequence[FileProblem]) -> str:
+    """What the verdict names: ``release_2.csv changed (recorded sha256 X, found sha256 Y); ...``."""
+    return "; ".join(f"{p.words()} ({p.hashes()})" for p in problems)
+
+
+def integrity_report(report: Mapping, problems: Sequence[FileProblem]) -> dict:
+    """The report of a certification whose files are not all the ones the ledger recorded: the verdict is
+    ``fail`` whatever the attacks found on the files as they are (kept as ``certified_verdict``), and
+    ``integrity`` lists each file with both hashes.  Without problems the report is returned as it was."""
+    if not problems:
+        return dict(report)
+    out = dict(report)
+    if "verdict" in report:
+        out["certified_verdict"] = report["verdict"]
+    out["verdict"] = "fail"
+    out["integrity"] = [p.to_json() for p in problems]
+    return out
+
+
+def _recorded_problems(history: Sequence[LedgerRelease]) -> list[FileProblem]:
+    """Every recorded file (release and counterfeit statistics) checked against its SHA-256."""
+    out = []
+    for r in history:
+        for file, sha in ((r.file, r.sha256), (r.counterfeits_file, r.counterfeits_sha256)):
+            if not file:
+                continue
+            found = sha256_file(file)
+            if found != sha:
+                out.append(FileProblem(file, "missing" if found is None else "changed", r.n, sha, found))
+    return out
+
+
+def _foreign_problems(history: Sequence[LedgerRelease]) -> list[FileProblem]:
+    """``release_*.csv`` / ``counterfeits_*.csv`` files in the folders of the recorded files that the ledger did
+    not record: the public holds a release no gate certified."""
+    recorded = {str(Path(f)) for r in history for f in (r.file, r.counterfeits_file) if f}
+    out = []
+    for folder in sorted({Path(f).parent for f in recorded}):
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.iterdir()):
+            if p.name.startswith(("release_", "counterfeits_")) and p.name.endswith(".csv") and p.is_file() \
+                    and str(p) not in recorded:
+                out.append(FileProblem(str(p), "foreign", None, None, sha256_file(p)))
+    return out
+
+
+def check_files(ledger_dir: str | Path) -> list[FileProblem]:
+    """``ledger DIR --verify``'s integrity check: every recorded file against its SHA-256, and the release
+    folders for files the ledger never recorded."""
+    with Ledger(ledger_dir, write=False) as led:
+        history = led.history()
+    if not history:
+        raise InputError("the ledger holds no release", file=str(ledger_dir))
+    return _recorded_problems(history) + _foreign_problems(history)
+
+
+def ledger_name(ledger_dir: str | Path) -> str:
+    """The name its reports give the ledger's sequence: the last spec's ``name``, else its file's stem (as
+    the pipeline names a scenario)."""
+    with Ledger(ledger_dir, write=False) as led:
+        history = led.history()
+    if not history:
+        raise InputError("the ledger holds no release", file=str(ledger_dir))
+    return str(json.loads(history[-1].spec).get("name") or Path(history[-1].spec_path).stem)
+
+
 def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | None = None,
                         spec_path: str | Path | None = None, notation: str | None = None):
     """The plan certifying release files against the ledger's truth: file ``i`` with the snapshot behind the
     ledger's release ``i``; the spec given (``certify SPEC FILES --ledger DIR``), else the one the last release
     was made with.  ``files`` None: the files the ledger recorded.  Returns ``(plan, problems)``, problems
-    being the recorded files that are missing or whose SHA-256 changed."""
+    being one line (:class:`FileProblem`) per file that is not the one recorded: a recorded file missing or
+    changed, or a file given as release ``i`` whose SHA-256 is not the one recorded for release ``i``
+    (:func:`certify_plan_checked` gives them as :class:`FileProblem`)."""
+    plan, problems = certify_plan_checked(ledger_dir, files, spec_path, notation)
+    return plan, [str(p) for p in problems]
+
+
+def certify_plan_checked(ledger_dir: str | Path, files: Sequence[str | Path] | None = None,
+                         spec_path: str | Path | None = None, notation: str | None = None):
+    """:func:`ledger_certify_plan` with its problems as :class:`FileProblem`; the plan is ``None`` when a
+    recorded file is missing."""
     from multirelease import pipeline
     from multirelease.formats.release_csv import read_release_csv
 
@@ -439,39 +573,65 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
             doc.setdefault("publisher", last_doc["publisher"])
             doc.setdefault("schema", last_doc["schema"])
         schema = Schema.from_mapping(doc["schema"], base=base, source=str(path))
-        problems, earlier = [], []
+        problems: list[FileProblem] = []
+        earlier = []
         recorded = files is None
         files = [r.file for r in history] if files is None else list(files)
         if len(files) > len(history):
             raise InputError(f"{len(files)} files but the ledger holds {len(history)} releases", key="--ledger")
+        missing = False
         for i, f in enumerate(files, 1):
             r = history[i - 1]
             p = Path(f)
             digest = sha256_file(p)
-            if recorded and digest is None:
-                problems.append(f"release {i}: {p} is missing")
-                continue
-            if recorded and digest != r.sha256:
-                problems.append(f"release {i}: {p} changed (sha256 {digest}, recorded {r.sha256})")
-            cf = r.counterfeits_file if recorded else None
-            if not recorded and p.name.startswith("release_") and counterfeits_path(p).is_file():
-                cf = str(counterfeits_path(p))
-            if cf is not None and recorded and sha256_file(cf) != r.counterfeits_sha256:
-                problems.append(f"release {i}: {cf} changed or missing")
-                cf = cf if Path(cf).is_file() else None
+            if recorded:
+                cf = r.counterfeits_file
+                if digest != r.sha256:
+                    problems.append(FileProblem(str(p), "missing" if digest is None else "changed", i, r.sha256,
+                                                digest))
+                if cf is not None:
+                    cf_digest = sha256_file(cf)
+                    if cf_digest != r.counterfeits_sha256:
+                        problems.append(FileProblem(cf, "missing" if cf_digest is None else "changed", i,
+                                                    r.counterfeits_sha256, cf_digest))
+                    cf = cf if cf_digest is not None else None
+                if digest is None:
+                    missing = True
+                    continue
+            else:  # a file given as release i: the one the ledger recorded, or an unrecorded release
+                cf = str(counterfeits_path(p)) if p.name.startswith("release_") and counterfeits_path(p).is_file() \
+                    else None
+                if digest is not None and digest != r.sha256:
+                    problems.append(FileProblem(str(p), "unrecorded", i, r.sha256, digest))
+                elif digest is not None:
+                    cf_digest = sha256_file(cf) if cf is not None else None
+                    if cf_digest != r.counterfeits_sha256:  # the release's counterfeit statistics are not its own
+                        shown = cf if cf is not None else str(counterfeits_path(p))
+                        problems.append(FileProblem(shown, "unrecorded", i, r.counterfeits_sha256, cf_digest))
             release = read_release_csv(p, schema, counterfeits=cf, notation=notation)
             earlier.append((release, led.release(i, schema)[1]))
-    if problems and len(earlier) < len(files):
+    if missing:
         return None, problems
     return pipeline.ledger_plan(doc, path=path, base=base, earlier=earlier, snapshot=None), problems
 
 
 def verify_ledger(ledger_dir: str | Path, progress=None, notation: str | None = None):
     """``ledger DIR --verify``: the recorded files re-certified with the ledger's snapshots and last spec.
-    Returns ``(run or None, problems)``."""
+    Returns ``(run or None, problems)``: problems are one line per file that is not what the ledger recorded
+    (changed, missing, or a release file in a release folder that the ledger never recorded); the run is
+    ``None`` when a recorded file is missing.  Any problem makes the verdict FAIL whatever the run says
+    (:func:`integrity_report`; :func:`verify_ledger_checked` gives them as :class:`FileProblem`)."""
+    run, problems = verify_ledger_checked(ledger_dir, progress, notation)
+    return run, [str(p) for p in problems]
+
+
+def verify_ledger_checked(ledger_dir: str | Path, progress=None, notation: str | None = None):
+    """:func:`verify_ledger` with its problems as :class:`FileProblem`."""
     from multirelease import pipeline
 
-    sc, problems = ledger_certify_plan(ledger_dir, notation=notation)
+    sc, problems = certify_plan_checked(ledger_dir, notation=notation)
+    with Ledger(ledger_dir, write=False) as led:
+        problems = problems + _foreign_problems(led.history())
     if sc is None:
         return None, problems
     return pipeline.run_scenario(sc, progress), problems

@@ -89,9 +89,14 @@ def build_report(run) -> dict:
     from, and - when it fails - the witness of its metric.  ``targets`` says who the attacks judged.
     """
     releases = []
-    for i, (release, metrics) in enumerate(zip(run.sequence.releases, run.release_metrics), 1):
-        releases.append({"index": i, "records": len(release), "classes": release.n_classes,
-                         "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}})
+    if len(run.sequence.releases) == len(run.release_metrics):
+        for i, (release, metrics) in enumerate(zip(run.sequence.releases, run.release_metrics), 1):
+            releases.append({"index": i, "records": len(release), "classes": release.n_classes,
+                             "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}})
+    else:  # a ledger's gate publishes the new release alone; the metrics are every release's, in order
+        for i, metrics in enumerate(run.release_metrics, 1):
+            releases.append({"index": i, "records": metrics.get("records"), "classes": metrics.get("classes"),
+                             "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}})
     attacks = {name: res.to_json() for name, res in run.results.items()}
     expectations = []
     for j in run.judged:
@@ -103,12 +108,20 @@ def build_report(run) -> dict:
                 item["detail"] = j.detail
         if j.source != "expect":
             item["source"] = j.source
+        item["kind"] = j.kind
         subject = j.expectation.subject
         if j.holds is False and subject in run.results:
             item["witness"] = run.results[subject].witness(j.expectation.metric)
         expectations.append(item)
-    return _clean({"scenario": run.scenario.name, "releases": releases, "attacks": attacks,
-                   "expectations": expectations, "verdict": run.verdict, "targets": run.targets})
+    out = {"scenario": run.scenario.name, "purpose": run.scenario.purpose, "releases": releases,
+           "attacks": attacks, "expectations": expectations, "verdict": run.verdict, "targets": run.targets}
+    if any(j.kind == "expectation" for j in run.judged):
+        out["reproduced"] = run.reproduced
+    waived = run.waived
+    if waived:
+        out["waived"] = [{"name": f"{j.expectation.subject}.{j.expectation.metric}", "line": j.expectation.text,
+                          "holds": j.holds} for j in waived]
+    return _clean(out)
 
 
 def page_context(run) -> dict:
@@ -169,6 +182,30 @@ def interval_text(metric: str, bound: Mapping) -> str:
 
 VERDICT_WORDS = {"pass": ("green", "PASS"), "fail": ("red", "FAIL"), "unknown": ("yellow", "UNKNOWN"),
                  "none": ("cyan", "NONE (nothing was checked)")}
+#: the expectations' answer of a research scenario (issue 30)
+REPRODUCED_WORDS = {"pass": ("green", "reproduced"), "fail": ("red", "NOT reproduced"),
+                    "unknown": ("yellow", "unknown (a solver stopped)"), "none": ("cyan", "none")}
+
+
+def verdict_words(report: Mapping) -> tuple[str, str]:
+    """``(colour, text)`` of the privacy verdict: a PASS beside a waived baseline that fails (an attack
+    disclosed someone) is never green, and names the waivers."""
+    colour, word = VERDICT_WORDS[report["verdict"]]
+    waived = report.get("waived") or []
+    if waived:
+        word += " (waived: " + ", ".join(w["name"] for w in waived) + ")"
+        if report["verdict"] == "pass" and any(w["holds"] is not True for w in waived):
+            colour = "yellow"
+    return colour, word
+
+
+def reproduced_line(report: Mapping) -> str | None:
+    """``expectations: reproduced (3 of 3)`` for a research scenario's expectations, else ``None``."""
+    if "reproduced" not in report:
+        return None
+    lines = [x for x in report["expectations"] if x.get("kind") == "expectation"]
+    held = sum(1 for x in lines if x["holds"] is True)
+    return f"expectations: {REPRODUCED_WORDS[report['reproduced']][1]} ({held} of {len(lines)} as the paper says)"
 
 
 def _sections(report: Mapping, timings: Mapping[str, float] | None) -> list[tuple[str, list[str], list[list], str]]:
@@ -195,14 +232,18 @@ def _sections(report: Mapping, timings: Mapping[str, float] | None) -> list[tupl
                     shown += f", estimate {_fmt(res['estimates'][metric])}"
                 rows.append([name, metric, shown, "no"])
         out.append(("attacks", ["attack", "metric", "value", "exact"], rows, "attacks"))
-    if report["expectations"]:
+    for kind, title in (("expectation", "expectations (research: the paper's figures)"),
+                        ("requirement", "requirements (privacy)"), ("waived", "waived baselines (not judged)")):
         rows = []
         for x in report["expectations"]:
+            if x.get("kind", "requirement") != kind:
+                continue
             mark = {True: ("yes", "green"), False: ("NO", "red"), None: ("unknown", "yellow")}[x["holds"]]
             metric = x["expect"].split(" ")[0].split(".", 1)[-1]
             shown = _fmt(x["value"]) if x["value"] is not None else interval_text(metric, x)
-            rows.append([x["expect"], shown, mark])
-        out.append(("requirements", ["requirement", "value", "holds"], rows, "requirements"))
+            rows.append([x["expect"], x.get("source", "expect"), shown, mark])
+        if rows:
+            out.append((title, ["line", "from", "value", "holds"], rows, "requirements"))
     return out
 
 
@@ -262,15 +303,16 @@ def render_terminal(report: Mapping, console, timings: Mapping[str, float] | Non
     On a terminal, rich tables that fold long cells (never an ellipsis) and split a releases table wider than
     the screen; piped or redirected (``console.is_terminal`` false), plain aligned lines that are never
     wrapped or cut, whatever ``COLUMNS`` says."""
-    colour, word = VERDICT_WORDS[report["verdict"]]
+    colour, word = verdict_words(report)
     verdict = f"verdict: {word} (targets: {report.get('targets', '-')})"
     witnesses = [f"witness for '{x['expect']}': {brief_witness(x['witness'], json_path)}"
                  for x in report["expectations"] if x["holds"] is False and x.get("witness")]
+    reproduced = reproduced_line(report)
     if not console.is_terminal:
         lines = [str(report["scenario"])]
         for section in _sections(report, timings):
             lines += _plain_table(*section)
-        for line in lines + witnesses + [verdict]:
+        for line in lines + witnesses + ([reproduced] if reproduced else []) + [verdict]:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         return
     from rich.text import Text
@@ -281,6 +323,9 @@ def render_terminal(report: Mapping, console, timings: Mapping[str, float] | Non
             console.print(table)
     for line in witnesses:
         console.print(line, markup=False, highlight=False)
+    if reproduced:
+        rc = REPRODUCED_WORDS[report["reproduced"]][0]
+        console.print(Text.assemble("expectations: ", (reproduced.split(": ", 1)[1], rc)))
     console.print(Text.assemble("verdict: ", (word, f"bold {colour}"),
                                 f" (targets: {report.get('targets', '-')})"))
 

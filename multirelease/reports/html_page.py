@@ -72,6 +72,9 @@ h3{margin:1.2em 0 .4em}.desc{color:#4a5366;max-width:60em}
 .verdict-line{font-size:1.5em;margin:0}.verdict-line strong{letter-spacing:.04em}
 .v-pass strong{color:#1f6b40}.v-fail strong{color:#a12a1f}.v-unknown strong{color:#8a6500}
 .v-none strong{color:#33558c}
+.v-sub{background:#f6f7f9;border-color:#9aa3b2;border-width:1px}.v-sub .verdict-line{font-size:1.15em}
+.v-sub strong{color:#1d2330}code.hash{font-size:.85em;word-break:break-all}#ledger pre{overflow-x:auto}
+.v-waived{background:#fff6e0;border-color:#d4a017}.v-waived strong{color:#8a6500}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
 th,td{border:1px solid #d7dbe3;padding:.25em .55em;text-align:left;vertical-align:top}
 th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -161,8 +164,36 @@ def _adversary_words(adv: Mapping | None) -> list[str]:
     return out
 
 
+def _requirement_lines(report: Mapping) -> list:
+    """The lines the privacy verdict counts (the spec's requirements, ``--require`` and the baselines)."""
+    return [x for x in report.get("expectations", []) if x.get("kind", "requirement") == "requirement"]
+
+
+def _waiver_sentence(report: Mapping) -> str:
+    """The baselines waived by name, and whether each holds: shown beside the verdict, never hidden."""
+    waived = report.get("waived") or []
+    if not waived:
+        return ""
+    words = {True: "holds", False: "is BROKEN", None: "is undecided"}
+    items = "; ".join(f"<code>{esc(w['line'])}</code> {words[w['holds']]}" for w in waived)
+    return (f"<p><strong>Waived by name</strong> (not counted in this verdict): {items}. A waived line that is "
+            "broken means an attack disclosed someone.</p>")
+
+
+def _reproduced_sentence(report: Mapping) -> str:
+    """A research scenario's expectations (the paper's figures), answered apart from the privacy verdict."""
+    if "reproduced" not in report:
+        return ""
+    lines = [x for x in report.get("expectations", []) if x.get("kind") == "expectation"]
+    held = sum(1 for x in lines if x.get("holds") is True)
+    word = {"pass": "reproduced", "fail": "NOT reproduced", "unknown": "undecided"}.get(report["reproduced"], "-")
+    return (f"<p id=\"reproduced\">Research scenario: the paper's figures were <strong>{word}</strong> ({held} of "
+            f"{len(lines)} expectations as the paper says). That answers the reproduction; the verdict above "
+            "answers whether the releases are safe.</p>")
+
+
 def _verdict_sentence(report: Mapping) -> str:
-    exps = report.get("expectations", [])
+    exps = _requirement_lines(report)
     verdict = report["verdict"]
     n = len(exps)
     if verdict == "none":
@@ -174,6 +205,8 @@ def _verdict_sentence(report: Mapping) -> str:
                 "not for attacks that were not.")
     if verdict == "fail":
         bad = [x for x in exps if x.get("holds") is False]
+        if not bad:  # a FAIL that no requirement decided: a ledger's files are not the ones it recorded
+            return "No requirement was proven broken by the attacks; the verdict is FAIL for the reason above."
         first = bad[0]
         shown = (f"its value is {fmt(first['value'])}" if first.get("value") is not None
                  else interval_words("the metric", first))
@@ -203,11 +236,16 @@ def _verdict_section(report: Mapping) -> str:
         checked.append({"population": "every individual of the data was judged as a target",
                         "regions": "every combination of values the published tables allow was judged as a "
                                    "target (no list of individuals was given)"}.get(targets, f"targets: {targets}"))
-    exps = report.get("expectations", [])
+    exps = _requirement_lines(report)
     if exps:
         words = "; ".join(esc(requirement_words(x["expect"])) for x in exps[:8])
         checked.append(f"{len(exps)} requirement{'s' if len(exps) != 1 else ''}: {words}"
                        f"{'; ...' if len(exps) > 8 else ''} (<a href=\"#requirements\">table</a>)")
+    research = [x for x in report.get("expectations", []) if x.get("kind") == "expectation"]
+    if research:
+        words = "; ".join(esc(requirement_words(x["expect"])) for x in research[:8])
+        checked.append(f"{len(research)} expectation{'s' if len(research) != 1 else ''} of the paper (not privacy "
+                       f"claims): {words}{'; ...' if len(research) > 8 else ''}")
     if attacks:
         checked.append("attacks run: " + ", ".join(f"<a href=\"#attack-{esc(a)}\">{esc(a)}</a>" for a in attacks))
     else:
@@ -215,10 +253,65 @@ def _verdict_section(report: Mapping) -> str:
     adv = _adversary_words(report.get("adversary"))
     adv_html = ("<h3>Against which adversary</h3><p>An attacker who " + esc("; who ".join(adv))
                 + ".</p>") if adv else ""
-    return (f'<section id="verdict" class="verdict v-{esc(verdict)}">'
-            f'<p class="verdict-line">Verdict: <strong id="verdict-word">{VERDICT_TITLES.get(verdict, verdict)}'
-            f'</strong></p><div id="verdict-text"><p>{_verdict_sentence(report)}</p></div>'
+    waived = report.get("waived") or []
+    shown = "waived" if verdict == "pass" and any(w["holds"] is not True for w in waived) else verdict
+    title = VERDICT_TITLES.get(verdict, verdict) + (" (waived: " + ", ".join(w["name"] for w in waived) + ")"
+                                                    if waived else "")
+    return (f'<section id="verdict" class="verdict v-{esc(shown)}">'
+            f'<p class="verdict-line">Verdict: <strong id="verdict-word">{esc(title)}'
+            f'</strong></p><div id="verdict-text"><p>{_verdict_sentence(report)}</p>{_waiver_sentence(report)}'
+            f'{_reproduced_sentence(report)}</div>'
             f"<h3>What was checked</h3><ul>{''.join(f'<li>{c}</li>' for c in checked)}</ul>{adv_html}</section>")
+
+
+_INTEGRITY_WORDS = {"changed": "changed since the ledger recorded it", "missing": "missing",
+                    "foreign": "in a release folder, never recorded by the ledger",
+                    "unrecorded": "not the file the ledger recorded for this release"}
+
+
+def integrity_title(problems: list) -> str:
+    """``release_2.csv changed``: what the page's first heading names."""
+    words = {"changed": "changed", "missing": "missing", "foreign": "not recorded by the ledger",
+             "unrecorded": "not the file the ledger recorded"}
+    return ", ".join(f"{Path(p['file']).name} {words.get(p['problem'], p['problem'])}" for p in problems)
+
+
+def _integrity_section(report: Mapping) -> str:
+    """The verdict of a certification whose files are not all the ones the ledger recorded (``ledger --verify``,
+    ``certify --ledger``; the report's ``integrity``): FAIL, first on the page, naming each file with the SHA-256
+    the ledger recorded and the one found now."""
+    problems = report["integrity"]
+    rows = "".join(
+        f"<tr class=\"row-bad\"><td>{esc(p['file'])}</td><td class=num>{esc(fmt(p.get('release')))}</td>"
+        f"<td>{esc(_INTEGRITY_WORDS.get(p['problem'], p['problem']))}</td>"
+        f"<td><code class=\"hash\">{esc(p.get('recorded_sha256') or 'none recorded')}</code></td>"
+        f"<td><code class=\"hash\">{esc(p.get('found_sha256') or 'missing')}</code></td></tr>" for p in problems)
+    certified = report.get("certified_verdict")
+    after = (f"The attacks were still run on the files as they are now (below: "
+             f"{VERDICT_TITLES.get(certified, certified)}). That does not make the verdict PASS: the files the "
+             "public holds are not the ones the ledger certified." if certified else
+             "The files were not certified: the sequence the ledger certified cannot be read from the release "
+             "folder.")
+    return (f'<section id="verdict" class="verdict v-fail"><h1 class="verdict-line">Verdict: '
+            f'<strong id="verdict-word">FAIL</strong> - {esc(integrity_title(problems))}</h1>'
+            f'<div id="verdict-text"><p>The published files are not the ones the ledger recorded: a file that '
+            f'changed, went missing or was never recorded is covered by no certification, so the verdict is FAIL '
+            f'whatever the attacks find.</p></div><div class="scroll"><table id="integrity"><tr><th>file</th>'
+            f'<th>release</th><th>problem</th><th>SHA-256 recorded</th><th>SHA-256 found now</th></tr>{rows}'
+            f'</table></div><p>{esc(after)}</p></section>')
+
+
+def _recertified_section(report: Mapping) -> str:
+    """Below an integrity FAIL: what the attacks found on the files as they are now, in a neutral box under its
+    own title (never a second "Verdict")."""
+    certified = report["certified_verdict"]
+    judged = {**report, "verdict": certified}
+    checked = _verdict_section(judged).split("<h3>What was checked</h3>", 1)
+    rest = ("<h3>What was checked</h3>" + checked[1].rsplit("</section>", 1)[0]) if len(checked) == 2 else ""
+    return (f'<section id="recertification" class="verdict v-sub"><p class="verdict-line">What the attacks found '
+            f'on the files as they are now: <strong id="recertified-word">'
+            f'{VERDICT_TITLES.get(certified, certified)}</strong> (not the verdict: see above)</p>'
+            f'<div id="recertified-text"><p>{_verdict_sentence(judged)}</p></div>{rest}</section>')
 
 
 def _requirements_section(report: Mapping) -> str:
@@ -226,7 +319,8 @@ def _requirements_section(report: Mapping) -> str:
     if not exps:
         return ""
     rows = []
-    for x in exps:
+    order = {"requirement": 0, "waived": 1, "expectation": 2}
+    for x in sorted(exps, key=lambda x: order.get(x.get("kind", "requirement"), 0)):
         holds = x.get("holds")
         mark = {True: '<span class="yes">holds</span>', False: '<span class="no">BROKEN</span>',
                 None: '<span class="unk">undecided</span>'}[holds]
@@ -234,9 +328,16 @@ def _requirements_section(report: Mapping) -> str:
         value = fmt(x["value"]) if x.get("value") is not None else interval_words(metric, x)
         cls = {False: ' class="row-bad"', None: ' class="row-unk"'}.get(holds, "")
         rows.append(f"<tr{cls}><td><code>{esc(x['expect'])}</code></td><td>{esc(requirement_words(x['expect']))}"
-                    f"</td><td>{esc(value)}</td><td>{mark}</td><td>{esc(x.get('source', 'expect'))}</td></tr>")
-    return ('<section id="requirements"><h2>Requirements</h2><table><tr><th>requirement</th><th>in words</th>'
-            f"<th>proven value</th><th>result</th><th>from</th></tr>{''.join(rows)}</table></section>")
+                    f"</td><td>{esc(value)}</td><td>{mark}</td><td>{esc(x.get('source', 'expect'))}</td>"
+                    f"<td>{esc(_KIND_WORDS.get(x.get('kind', 'requirement'), ''))}</td></tr>")
+    return ('<section id="requirements"><h2>Requirements and expectations</h2><table><tr><th>line</th>'
+            "<th>in words</th><th>proven value</th><th>result</th><th>from</th><th>counts in</th></tr>"
+            f"{''.join(rows)}</table></section>")
+
+
+#: what each kind of judged line answers (issue 30)
+_KIND_WORDS = {"requirement": "the verdict", "waived": "nothing (waived by name)",
+               "expectation": "the reproduction (research)"}
 
 
 def _releases_section(report: Mapping) -> str:
@@ -447,11 +548,16 @@ def render_html(report: Mapping) -> str:
     except PackageNotFoundError:  # pragma: no cover - running from a source tree that was never installed
         ver = "unknown"
     name = report.get("scenario", "report")
-    body = [f"<header><h1>{esc(name)}</h1>"]
+    integrity = report.get("integrity")
+    body = [_integrity_section(report)] if integrity else []  # a file not as recorded: FAIL, before anything
+    body.append(f"<header><h1>{esc(name)}</h1>")
     if report.get("description"):
         body.append(f'<p class="desc">{esc(report["description"])}</p>')
     body.append("</header>")
-    body.append(_verdict_section(report))
+    if not integrity:
+        body.append(_verdict_section(report))
+    elif report.get("certified_verdict"):
+        body.append(_recertified_section(report))
     body.append(_requirements_section(report))
     for i, (attack, res) in enumerate(report.get("attacks", {}).items()):
         body.append(_attack_section(report, attack, res, i))

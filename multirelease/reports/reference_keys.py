@@ -33,10 +33,18 @@ TOP_KEY_TEXT = {
                 "given as published (`{file}` or `{rows}`, below)",
     "adversary": "what the attacker knows (below)",
     "attacks": "a list of `NAME` or `{NAME: {params}}` (the names and parameters of the attacks page)",
-    "expect": "a list of requirement lines `<attack>.<metric> <op> <number>` or `release[<i>].<metric> <op> "
-              "<number>`; ops `== != < <= > >=`; the number may be a fraction `a/b`",
+    "expect": "a list of lines `<attack>.<metric> <op> <number>` or `release[<i>].<metric> <op> <number>`; ops "
+              "`== != < <= > >=`; the number may be a fraction `a/b`. Requirements (privacy claims: PASS / FAIL / "
+              "UNKNOWN), or, with `purpose: research`, expectations (a paper's figures: reproduced or not)",
     "targets": "who the attacks judge: `population` (the individuals of the data; the default when there is "
                "data) or `regions` (every target the published regions allow)",
+    "purpose": "`certification` (the default: the `expect` lines are requirements, judged with every attack's "
+               "baseline) or `research` (the `expect` lines are expectations: a paper's figures, answered "
+               "reproduced / not reproduced apart from the privacy verdict; `run` exits by them, `certify` "
+               "by the privacy verdict)",
+    "waive": "baseline lines waived by name, `<attack>.<metric>` (as `--waive`): each attack's baseline (what "
+             "\"no one is disclosed\" means for it, raised to what the releases claim) is judged whenever the "
+             "attack runs; a waived line is still shown, named in the verdict and recorded, never counted",
 }
 
 #: keys of one item of ``releases`` (scenario.py ``_load_step``)
@@ -147,7 +155,8 @@ SPEC_KEY_TEXT = {
     "transitions": "the public update model (as in a scenario)",
     "adversary": "what the attacker knows (as in a scenario)",
     "attacks": "the attacks the gate runs (as in a scenario)",
-    "expect": "the requirements the gate judges, with the publisher's own guarantee",
+    "expect": "the requirements the gate judges, with the publisher's own guarantee and the attacks' baselines",
+    "waive": "baseline lines waived by name, `<attack>.<metric>` (as in a scenario); shown in the verdict",
     "targets": "who the attacks judge (as in a scenario)",
     "publisher": "`{publisher: NAME, <params>}`: the publisher of every release (never `database`: the ledger "
                  "keeps BPG's database itself)",
@@ -173,9 +182,10 @@ RELEASE_METRIC_TEXT = {
 
 #: every exit code of every command
 EXIT_TEXT = {
-    0: "everything held / PASS, or nothing was checked (verdict `none`)",
-    1: "an expectation or requirement failed / FAIL (with a witness); `ledger --verify`: a file changed or is "
-       "missing",
+    0: "everything held / PASS, or nothing was checked (verdict `none`); `run` of a `purpose: research` "
+       "scenario: its expectations were reproduced (its privacy verdict is printed apart)",
+    1: "a requirement failed / FAIL (with a witness; the attacks' baselines count); `run` of a research "
+       "scenario: an expectation was not reproduced; `ledger --verify`: a file changed or is missing",
     2: "bad input: one line naming the file, the key (or row and column) and the problem; no traceback, "
        "nothing written",
     3: "UNKNOWN: a solver stopped before a proof (the metric is an interval that does not settle the "

@@ -392,6 +392,8 @@ class TopDownSpecialization(PublisherBase):
     required = ("k",)
     #: what every release keeps, checked before it is returned (formatted with the config)
     guarantee = ("linking.k >= {k}",)
+    #: k read as Fung et al.'s crack sizes, as for Mondrian
+    claims = ("correspondence.FA >= {k}", "correspondence.CA >= {k}", "correspondence.BA >= {k}")
     #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release
     linking_default = "keep"
     linking_covered = True

@@ -238,8 +238,10 @@ def check_witness(releases, res):
 
 # ---------------------------------------------------------------------- golden: Example 1.1
 def test_example_1_1_scenario_passes():
+    """The paper's crack sizes are reproduced (a research scenario); its attack's k = 5 is broken (FA = 4)."""
     run = run_scenario(load_scenario(SCENARIO))
-    assert run.verdict == "pass", [(e.text, v) for e, v, h, *_ in run.judged if not h]
+    assert run.reproduced == "pass", [(e.text, v) for e, v, h, *_ in run.judged if not h]
+    assert run.verdict == "fail" and run.exit_code == 0
     res = run.results["correspondence"]
     assert res.exact
     assert (res.summary["FA"], res.summary["CA"], res.summary["BA"]) == (4, 4, 4)
@@ -679,13 +681,16 @@ def test_certify_release_files_follows_the_specs_dynamics(tmp_path, capsys):
     doc["expect"] = []
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(doc))
-    assert main(["run", str(spec), "--out", str(tmp_path / "out"), "--json", str(tmp_path / "run.json"), "-q"]) \
-        in (0, 1)
-    run = json.loads((tmp_path / "run.json").read_text())["attacks"]["correspondence"]["summary"]
+    code_run = main(["run", str(spec), "--out", str(tmp_path / "out"), "--json", str(tmp_path / "run.json"), "-q"])
+    ran = json.loads((tmp_path / "run.json").read_text())
+    run = ran["attacks"]["correspondence"]["summary"]
     assert "BA" in run and len(rows) > 10
     code = main(["certify", str(spec), str(tmp_path / "out" / "release_1.csv"), str(tmp_path / "out" / "release_2.csv"),
                  "--require", "correspondence.BA >= 0", "--json", str(tmp_path / "cert.json")])
     capsys.readouterr()
     cert = json.loads((tmp_path / "cert.json").read_text())
-    assert code == 0 and cert["verdict"] == "pass"
+    # the same baselines (the releases claim k = 2 crack sizes: the spec names their publisher) and verdict
+    assert (code, cert["verdict"]) == (code_run, ran["verdict"])
+    assert [x for x in cert["expectations"] if x.get("source") == "baseline"] == \
+        [x for x in ran["expectations"] if x.get("source") == "baseline"]
     assert cert["attacks"]["correspondence"]["summary"] == run

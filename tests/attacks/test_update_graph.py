@@ -78,7 +78,8 @@ def test_julia_example_3():
 
 def test_intro_scenario_reproduces_the_text():
     run = run_scenario(load_scenario(SCENARIOS / "li_zhou_intro_ldiversity.yaml"))
-    assert run.verdict == "pass"
+    # the text's figures reproduced; the 8 disclosed values break the attack's baseline vulnerable_values == 0
+    assert run.reproduced == "pass" and run.verdict == "fail"
     res = run.results["update_graph"]
     sug = res.worst["target"]["versions"]
     assert sug[0]["feasible"] == ["Pneumonia"] and sug[0]["risk"] == {"Pneumonia": 1.0}

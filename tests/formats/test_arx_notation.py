@@ -95,15 +95,17 @@ def certify_json(tmp_path: Path, spec: Path, *files: Path, extra=()) -> tuple[in
 def test_hand_written_arx_release_certifies_as_computed_by_hand(hand, tmp_path):
     spec, arx, native = hand
     code, report = certify_json(tmp_path, spec, arx)
-    assert code == 0
+    # a class of one disease: the linking attack's baseline l_distinct >= 2 fails (issue 30), whatever notation
+    assert code == 1 and [x["expect"] for x in report["expectations"] if x["holds"] is False] == \
+        ["linking.l_distinct >= 2"]
     summary = report["attacks"]["linking"]["summary"]
     assert (summary["k"], summary["l_distinct"]) == (2, 1)
     assert report["releases"][0]["classes"] == 4 and report["releases"][0]["records"] == 10
     code_n, report_n = certify_json(tmp_path, spec, native)
-    assert code_n == 0 and report_n["attacks"] == report["attacks"] and report_n["releases"] == report["releases"]
+    assert code_n == code and report_n["attacks"] == report["attacks"] and report_n["releases"] == report["releases"]
     # told from the header, or given: the same figures
     code_f, report_f = certify_json(tmp_path, spec, arx, extra=("--format", "arx"))
-    assert code_f == 0 and report_f["attacks"] == report["attacks"]
+    assert code_f == code and report_f["attacks"] == report["attacks"]
 
 
 def test_labels_follow_the_hierarchy_file(hand):
@@ -287,14 +289,18 @@ def test_ledger_writes_and_reads_arx_notation(tmp_path):
         cf = f.with_name(f.name.replace("release_", "counterfeits_"))
         if cf.exists():
             (nat / cf.name).write_bytes(cf.read_bytes())
-    reports = []
+    reports, codes = [], []
     for folder in (rel, nat):
         out = tmp_path / f"{folder.name}.json"
-        assert main(["certify", str(spec), *(str(folder / f.name) for f in files), "--ledger", str(ledger),
-                     "--json", str(out), "-q"]) == 0
+        codes.append(main(["certify", str(spec), *(str(folder / f.name) for f in files), "--ledger", str(ledger),
+                           "--json", str(out), "-q"]))
         reports.append(json.loads(out.read_text()))
     assert reports[0]["verdict"] == "pass" and reports[0]["attacks"] == reports[1]["attacks"]
     assert reports[0]["releases"] == reports[1]["releases"]
+    # the files rewritten in the project's notation are not the bytes the ledger recorded: judged as unrecorded
+    # releases (issue 30), FAIL whatever the attacks find on them
+    assert codes == [0, 1] and reports[1]["verdict"] == "fail" and reports[1]["certified_verdict"] == "pass"
+    assert {Path(p["file"]).name for p in reports[1]["integrity"]} == {"release_1.csv", "release_2.csv"}
 
 
 def test_publish_format_arx_and_bad_format(tmp_path, capsys):
