@@ -75,6 +75,7 @@ h3{margin:1.2em 0 .4em}.desc{color:#4a5366;max-width:60em}
 .v-sub{background:#f6f7f9;border-color:#9aa3b2;border-width:1px}.v-sub .verdict-line{font-size:1.15em}
 .v-sub strong{color:#1d2330}code.hash{font-size:.85em;word-break:break-all}#ledger pre{overflow-x:auto}
 .v-waived{background:#fff6e0;border-color:#d4a017}.v-waived strong{color:#8a6500}
+#reproduced strong{color:#1f2937}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
 th,td{border:1px solid #d7dbe3;padding:.25em .55em;text-align:left;vertical-align:top}
 th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
