@@ -22,9 +22,18 @@ and 20% arrive a month, Mondrian k = 10 l = 2, persistent values, the month-2 ga
   candidate pairs, 19 s of a 25 s gate - 18 rounds of 0.7 s of CP-SAT and 6 s building 4,569 part models
   (Python loops over the edges); the consistency graph and blocks 1.9 s.
 * From three releases on (30,000 rows, month 3), values persistent across releases with churn couple most of
-  the population into parts that span every release: the first solve (a world of every part) does not finish
-  within the 20 s limit, and ``disclosed`` is only bounded.  This is the open part of the issue: aggregate the
-  interchangeable types and decide per part with flows and matchings before CP-SAT.
+  the population into parts that span every release: one CP-SAT model of every part (728 parts in two
+  chunks) did not find a first world within the 20 s limit, and ``disclosed`` was only bounded.  Now the
+  parts go in batches of at most :data:`BATCH_TYPES` types, one model each, and a round maximizes the open
+  pairs it realizes: the two chunks take 28 s and 19 s of one core, of which 12 s is one part of 937 types
+  (6 rounds) and 13 s the 110 batches of small parts (10-18 solves each, about 20 ms of CP-SAT set-up per
+  solve); month 2 at 10,000 rows went from 11.6 s to 5.9 s.
+* Each month's gate decides the whole sequence again, and the coupled parts grow with it: through the
+  ledger (``benchmarks/bench_worlds_custodian.py --rows 30000 --months 12 --time-limit 120``, two worker
+  processes) month 3 is exact in 56 s (1,359 disclosed), month 4 in 110 s (2,638), and from month 5 on the
+  120 s are not enough (``disclosed`` bounded, e.g. [3167, 15505]).  What is left: carry a month's decided
+  pairs into the next (linkability only shrinks when a release is added: a world of releases 1..n+1 is one of
+  1..n restricted), aggregate interchangeable types, and flows before CP-SAT inside a part.
 """
 from __future__ import annotations
 
