@@ -722,6 +722,35 @@ def test_ledger_snapshot_with_blank_sensitive_value(capsys, tmp_path):
                ("month1.csv", "disease"))
 
 
+HEADER_ONLY = "id,age,country,disease\n"
+
+
+@pytest.mark.parametrize("text, needles", [
+    (HEADER_ONLY, ("month.csv", "SNAPSHOT", "no record", "header only")),
+    ("", ("month.csv", "SNAPSHOT", "empty (0 bytes)")),
+    (TINY_CSV.read_text(encoding="utf-8").replace(",", ";"), ("month.csv", "SNAPSHOT", "one column",
+                                                              "separator: ';'")),
+])
+def test_ledger_first_month_from_a_failed_export_creates_nothing(capsys, tmp_path, text, needles):
+    """Issue 25: a header-only, empty or wrongly separated month 1 is refused before the ledger exists."""
+    spec, _, ledger = ledger_paths(tmp_path)
+    month = put(tmp_path, "month.csv", text)
+    expect_bad(capsys, tmp_path, release_argv(spec, month, ledger, tmp_path / "release_1.csv"), needles)
+    assert not ledger.exists()
+
+
+def test_ledger_header_only_month_2_is_refused(capsys, tmp_path, one_month):
+    """Issue 25: a header-only month 2 once read as "0 inserted, 120 deleted" and was published empty."""
+    spec, _, ledger, _ = one_month
+    from ledger_data import folder_bytes
+
+    month2 = put(tmp_path, "month2.csv", HEADER_ONLY)
+    before = folder_bytes(ledger)
+    expect_bad(capsys, tmp_path, release_argv(spec, month2, ledger, tmp_path / "release_2.csv"),
+               ("month2.csv", "no record", "header only"))
+    assert folder_bytes(ledger) == before  # the ledger's bytes unchanged
+
+
 def test_ledger_month_outside_the_declared_transitions(capsys, tmp_path, one_month):
     spec, snapshot, ledger, _ = one_month
     month2 = data_csv(tmp_path, "1,23,UK,flu", "1,23,UK,cancer", name="month2.csv")

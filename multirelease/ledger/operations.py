@@ -113,19 +113,34 @@ def load_spec(path: str | Path) -> tuple[dict, Path, Schema, str]:
 
 
 def read_snapshot(schema: Schema, path: str | Path, separator: str) -> Table:
+    """This month's raw table, checked before anything runs (issue 25: a failed export is not a month): an
+    empty file, a header without records, or a file that the spec's separator reads as one column is refused
+    with one line; then every value is validated by the schema."""
     p = Path(path).resolve()
     if not p.is_file():
         raise InputError("snapshot file not found", file=str(path), key="SNAPSHOT")
     import pandas as pd
 
+    if p.stat().st_size == 0:
+        raise InputError("the snapshot file is empty (0 bytes): a failed export? nothing was published",
+                         file=str(path), key="SNAPSHOT")
     try:
         header = [str(c).strip() for c in pd.read_csv(p, sep=separator, nrows=0).columns]
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
         header = []
+    if len(header) == 1 and len(schema.attributes) > 1:
+        other = next((s for s in (";", ",", "\t", "|") if s != separator and s in header[0]), None)
+        hint = f"; its header holds {other!r}: give snapshot: {{separator: {other!r}}} in the spec" if other else ""
+        raise InputError(f"the separator {separator!r} reads the snapshot as one column ({header[0][:60]!r}){hint}",
+                         file=str(path), key="SNAPSHOT")
     if schema.identifier not in header:  # without it rows would be numbered: records followed by position
         raise InputError(f"the identifier column '{schema.identifier}' is missing", file=str(path), key="SNAPSHOT")
-    return read_table(schema, {"file": str(p), "separator": separator}, base=p.parent, source=str(path),
-                      key="SNAPSHOT")
+    table = read_table(schema, {"file": str(p), "separator": separator}, base=p.parent, source=str(path),
+                       key="SNAPSHOT")
+    if len(table) == 0:
+        raise InputError("the snapshot holds no record (a header only): a failed export? a month with no one is "
+                         "not published", file=str(path), key="SNAPSHOT")
+    return table
 
 
 def derive_changes(old: Table | None, new: Table) -> dict[str, int]:
@@ -295,6 +310,10 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         raise InputError("a release is public: write it outside the ledger folder", file=str(out), key="--out")
     if amend is not None and not amend.strip():
         raise InputError("give the reason of the amendment", key="--amend")
+    # the snapshot is read and checked before the ledger is opened: a refused month creates nothing
+    table = snapshot if isinstance(snapshot, Table) else read_snapshot(schema, snapshot, sep)
+    if len(table) == 0:
+        raise InputError("the snapshot holds no record: a month with no one is not published", key="SNAPSHOT")
     _point("start")
     led = Ledger(ledger_dir, write=True)
     recorded = False
@@ -302,7 +321,6 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         _point("locked")
         history = led.history()
         _recover(led, history)
-        table = snapshot if isinstance(snapshot, Table) else read_snapshot(schema, snapshot, sep)
         secret = led.secret()
         snap_bytes = table_bytes(table)
         mac = keyed_digest(secret, snap_bytes)
