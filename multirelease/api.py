@@ -274,11 +274,10 @@ def certify(spec: str | Path | Mapping, releases: Sequence = (), *, require: Seq
                 raise InputError("give the release files", key="ledger")
             plan, problems = certify_plan_checked(ledger, files, spec_path)
             if plan is None:  # a file is missing: nothing certified, the verdict FAIL names it
-                from multirelease.ledger.operations import integrity_report
+                from multirelease.ledger.operations import uncertified_report
 
-                report = integrity_report({"scenario": "ledger", "releases": [], "attacks": {}, "expectations": []},
-                                          problems)
-                return Result("certify", "fail", 1, json.dumps(report), problems=tuple(str(p) for p in problems))
+                return Result("certify", "fail", 1, json.dumps(uncertified_report("ledger", problems)),
+                              problems=tuple(str(p) for p in problems))
         else:
             plan = pipeline.certify_plan(spec_path, files, requires=list(require), attack_names=list(attacks),
                                          targets=targets)
@@ -342,7 +341,6 @@ def verify_ledger(folder: str | Path, *, progress=None) -> Result:
 
     run_, problems = ledger_release.verify_ledger_checked(folder, progress)
     if run_ is None:  # a recorded file is missing: nothing certified, the verdict FAIL names it
-        report = ledger_release.integrity_report({"scenario": "ledger", "releases": [], "attacks": {},
-                                                  "expectations": []}, problems)
-        return Result("verify", "fail", 1, json.dumps(report), problems=tuple(str(p) for p in problems))
+        return Result("verify", "fail", 1, json.dumps(ledger_release.uncertified_report("ledger", problems)),
+                      problems=tuple(str(p) for p in problems))
     return _from_run("verify", run_, problems=problems)

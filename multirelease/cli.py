@@ -332,7 +332,7 @@ def _finish_integrity(command: str, run, problems, json_path: str | None, quiet:
     (:func:`multirelease.ledger.operations.integrity_report`); the attacks' figures are still shown, as the
     re-certification of the files as they are.  ``run`` None: the files could not be certified (one is
     missing)."""
-    from multirelease.ledger.operations import integrity_report
+    from multirelease.ledger.operations import integrity_report, uncertified_report
     from multirelease.reports.document import build_report, page_context, render_terminal
 
     if run is not None:
@@ -340,9 +340,7 @@ def _finish_integrity(command: str, run, problems, json_path: str | None, quiet:
         if not quiet and json_path != "-":
             render_terminal(report, out_console, run.timings, json_path=json_path)
     else:
-        report = integrity_report({"scenario": (page or {}).get("scenario", "ledger"), "releases": [],
-                                   "attacks": {}, "expectations": [], "verdict": "fail"}, problems)
-        report.pop("certified_verdict", None)
+        report = uncertified_report((page or {}).get("scenario", "ledger"), problems)
     if json_path:
         _emit_json(report, json_path)
     if targets_file is not None and run is not None:
@@ -396,7 +394,7 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
     if not verify:
         raise typer.Exit(0)
     with progress_bar() as bar:
-        run, problems = verify_ledger_checked(folder, bar, notation=notation)
+        run, problems = verify_ledger_checked(folder, bar, notation=notation, checked=found)
     for p in problems:
         err_console.print(str(p), markup=False, highlight=False, soft_wrap=True)
     page = {"ledger_history": history, "ledger_problems": [str(p) for p in problems]}

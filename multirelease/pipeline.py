@@ -290,8 +290,7 @@ def _spec_claims(item: Any, source: str, key: str) -> tuple[str, ...] | None:
 
 
 def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple[Any, Any]],
-                snapshot: Any = None, seed: int = 0, requires: Sequence[str] = (),
-                waives: Sequence[str] = ()) -> Scenario:
+                snapshot: Any = None, seed: int = 0) -> Scenario:
     """The plan of one step of a release ledger (issue 14, ``release`` and ``ledger --verify``).
 
     ``doc`` is a ledger spec (the scenario's ``schema``, ``transitions``, ``adversary``, ``attacks``, ``expect``,
@@ -337,7 +336,7 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
     # the earlier releases were made under the spec of their month (an --amend may have changed it): no claim
     # raises the baselines; the publisher's guarantee is judged as a requirement
     scenario.claims = [None] * len(steps)
-    return plan(scenario, requires=list(claims.guarantee_requirements()) + list(requires), waives=waives)
+    return plan(scenario, requires=claims.guarantee_requirements())
 
 
 def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = None, *,

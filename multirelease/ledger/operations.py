@@ -51,7 +51,7 @@ from multirelease.model.table import Table, read_table
 
 __all__ = ["make_release", "Outcome", "load_spec", "history_lines", "verify_ledger", "ledger_certify_plan",
            "FileProblem", "check_files", "certify_plan_checked", "verify_ledger_checked", "integrity_line",
-           "integrity_report", "ledger_name", "SPEC_KEYS", "FAULT_ENV"]
+           "integrity_report", "uncertified_report", "ledger_name", "SPEC_KEYS", "FAULT_ENV"]
 
 SPEC_KEYS = ("name", "description", "schema", "transitions", "adversary", "attacks", "expect", "targets",
              "publisher", "snapshot", "waive")
@@ -509,6 +509,12 @@ def integrity_report(report: Mapping, problems: Sequence[FileProblem]) -> dict:
     return out
 
 
+def uncertified_report(name: str, problems: Sequence[FileProblem]) -> dict:
+    """The report when the files could not be certified at all (a recorded file is missing): no release, no
+    attack, the verdict ``fail`` naming the ``problems`` (:func:`integrity_report`; at least one)."""
+    return integrity_report({"scenario": name, "releases": [], "attacks": {}, "expectations": []}, problems)
+
+
 def _recorded_problems(history: Sequence[LedgerRelease]) -> list[FileProblem]:
     """Every recorded file (release and counterfeit statistics) checked against its SHA-256."""
     out = []
@@ -570,9 +576,11 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
 
 
 def certify_plan_checked(ledger_dir: str | Path, files: Sequence[str | Path] | None = None,
-                         spec_path: str | Path | None = None, notation: str | None = None):
+                         spec_path: str | Path | None = None, notation: str | None = None,
+                         checked: Sequence[FileProblem] | None = None):
     """:func:`ledger_certify_plan` with its problems as :class:`FileProblem`; the plan is ``None`` when a
-    recorded file is missing."""
+    recorded file is missing.  ``checked``: with ``files`` None, the recorded files' problems the caller found
+    already (:func:`check_files`), used instead of hashing every file again."""
     from multirelease import pipeline
     from multirelease.formats.release_csv import read_release_csv
 
@@ -591,9 +599,12 @@ def certify_plan_checked(ledger_dir: str | Path, files: Sequence[str | Path] | N
             doc.setdefault("publisher", last_doc["publisher"])
             doc.setdefault("schema", last_doc["schema"])
         schema = Schema.from_mapping(doc["schema"], base=base, source=str(path))
-        problems: list[FileProblem] = []
         earlier = []
         recorded = files is None
+        # the recorded files: hashed once (:func:`_recorded_problems`), or taken from the caller who did
+        problems: list[FileProblem] = (list(checked) if checked is not None else _recorded_problems(history)) \
+            if recorded else []
+        gone = {p.file for p in problems if p.problem == "missing"}
         files = [r.file for r in history] if files is None else list(files)
         if len(files) > len(history):
             raise InputError(f"{len(files)} files but the ledger holds {len(history)} releases", key="--ledger")
@@ -601,22 +612,13 @@ def certify_plan_checked(ledger_dir: str | Path, files: Sequence[str | Path] | N
         for i, f in enumerate(files, 1):
             r = history[i - 1]
             p = Path(f)
-            digest = sha256_file(p)
             if recorded:
-                cf = r.counterfeits_file
-                if digest != r.sha256:
-                    problems.append(FileProblem(str(p), "missing" if digest is None else "changed", i, r.sha256,
-                                                digest))
-                if cf is not None:
-                    cf_digest = sha256_file(cf)
-                    if cf_digest != r.counterfeits_sha256:
-                        problems.append(FileProblem(cf, "missing" if cf_digest is None else "changed", i,
-                                                    r.counterfeits_sha256, cf_digest))
-                    cf = cf if cf_digest is not None else None
-                if digest is None:
+                cf = r.counterfeits_file if r.counterfeits_file not in gone else None
+                if r.file in gone:
                     missing = True
                     continue
             else:  # a file given as release i: the one the ledger recorded, or an unrecorded release
+                digest = sha256_file(p)
                 cf = str(counterfeits_path(p)) if p.name.startswith("release_") and counterfeits_path(p).is_file() \
                     else None
                 if digest is not None and digest != r.sha256:
@@ -643,13 +645,15 @@ def verify_ledger(ledger_dir: str | Path, progress=None, notation: str | None = 
     return run, [str(p) for p in problems]
 
 
-def verify_ledger_checked(ledger_dir: str | Path, progress=None, notation: str | None = None):
-    """:func:`verify_ledger` with its problems as :class:`FileProblem`."""
+def verify_ledger_checked(ledger_dir: str | Path, progress=None, notation: str | None = None,
+                          checked: Sequence[FileProblem] | None = None):
+    """:func:`verify_ledger` with its problems as :class:`FileProblem` (:func:`check_files`'; ``checked``: its
+    answer when the caller has it already - the files are not hashed and the folders not listed again)."""
     from multirelease import pipeline
 
-    sc, problems = certify_plan_checked(ledger_dir, notation=notation)
-    with Ledger(ledger_dir, write=False) as led:
-        problems = problems + _foreign_problems(led.history())
+    problems = check_files(ledger_dir) if checked is None else list(checked)
+    sc, _ = certify_plan_checked(ledger_dir, notation=notation,
+                                 checked=[p for p in problems if p.problem != "foreign"])
     if sc is None:
         return None, problems
     return pipeline.run_scenario(sc, progress), problems

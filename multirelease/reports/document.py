@@ -88,15 +88,13 @@ def build_report(run) -> dict:
     interval, then ``lower`` / ``upper`` / ``reason`` say which and why), whether it ``holds``, where it came
     from, and - when it fails - the witness of its metric.  ``targets`` says who the attacks judged.
     """
-    releases = []
     if len(run.sequence.releases) == len(run.release_metrics):
-        for i, (release, metrics) in enumerate(zip(run.sequence.releases, run.release_metrics), 1):
-            releases.append({"index": i, "records": len(release), "classes": release.n_classes,
-                             "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}})
+        sizes = [(len(release), release.n_classes) for release in run.sequence.releases]
     else:  # a ledger's gate publishes the new release alone; the metrics are every release's, in order
-        for i, metrics in enumerate(run.release_metrics, 1):
-            releases.append({"index": i, "records": metrics.get("records"), "classes": metrics.get("classes"),
-                             "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}})
+        sizes = [(metrics.get("records"), metrics.get("classes")) for metrics in run.release_metrics]
+    releases = [{"index": i, "records": records, "classes": classes,
+                 "metrics": {k: v for k, v in metrics.items() if k not in ("records", "classes")}}
+                for i, ((records, classes), metrics) in enumerate(zip(sizes, run.release_metrics), 1)]
     attacks = {name: res.to_json() for name, res in run.results.items()}
     expectations = []
     for j in run.judged:

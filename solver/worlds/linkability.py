@@ -121,11 +121,6 @@ class _TypeWorldModel:
         self.keys = list(self.m.keys())
         self.index = [v.index for v in self.vars]
 
-    def hint(self, sol: dict) -> None:
-        """Start the next solves from a known type-world (solution hint)."""
-        self.model.clear_hints()
-        self.add_hints(sol)
-
     def add_hints(self, sol: dict) -> None:
         """Hint this type-world's variables (beside the hints of other models sharing the CP-SAT model)."""
         for key, var in self.m.items():
