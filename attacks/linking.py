@@ -113,12 +113,19 @@ class Linking(AttackBase):
     Parameters
     ----------
     k : int in [2, inf), optional
+        Required k-anonymity: every class of every release holds at least ``k`` records (``certify`` then
+        requires ``linking.k >= k``).
     l : number in [1, inf), optional
+        Required l-diversity: at least ``l`` distinct sensitive values in every class (of ``l_kind``;
+        ``certify`` then requires ``linking.l_distinct >= l``).
     l_kind : "distinct" | "entropy", default "distinct"
+        Which l-diversity ``l`` means: ``distinct`` values, or ``entropy`` (a class's entropy at least
+        ``log l``).
     alpha : number in (0, 1], optional
-        When any of ``k``, ``l``, ``alpha`` is given, ``violations`` counts the classes (over all releases)
-        that break the :class:`~multirelease.model.principles.Principle` they define, and ``worst["violation"]``
-        shows the first one.
+        Required (alpha, k)-anonymity: no sensitive value makes up more than ``alpha`` of a class.  When any of
+        ``k``, ``l``, ``alpha`` is given, ``violations`` counts the classes (over all releases) that break the
+        :class:`~multirelease.model.principles.Principle` they define, and ``worst["violation"]`` shows the
+        first one.
 
     Notes
     -----

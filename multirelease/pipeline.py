@@ -117,13 +117,16 @@ def load_scenario_document(doc: Mapping, *, base: Path, path: Path, waives: Sequ
 
 
 def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Sequence[str] = (),
-         all_applicable: bool = False, waives: Sequence[str] = ()) -> Scenario:
+         all_applicable: bool = False, waives: Sequence[str] = (),
+         guarantee: tuple[str, Sequence[str]] | None = None) -> Scenario:
     """Build the publishers, attacks and requirements of a parsed scenario (all validated, nothing run).
 
     ``requires`` are requirement lines from the command line; ``extra_attacks`` replace the YAML's attacks
     (``certify --attack``); with ``all_applicable`` and no attack named, every registered attack that applies
-    to the sequence is run (decided when the sequence is built); ``waives`` are baseline names from the
-    command line (``--waive``), added to the YAML's ``waive``.
+    to the sequence is run (decided when the sequence is built), and every attack a requirement names;
+    ``waives`` are baseline names from the command line (``--waive``), added to the YAML's ``waive``;
+    ``guarantee`` is ``(publisher name, its guarantee's lines)`` judged as requirements (a ledger's gate:
+    :func:`ledger_plan`), located at the spec's ``publisher``.
     """
     from attacks import ATTACKS
     from publishers import PUBLISHERS
@@ -145,17 +148,20 @@ def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Seq
             bind(scenario.adversary)  # persistent or free) check against the scenario's
 
     attacks: list[tuple[str, Any]] = []
+    scenario.attack_origins = {}
     if extra_attacks:
         for name in extra_attacks:
             if name not in ATTACKS:
                 raise InputError(f"unknown attack '{name}' (known: {', '.join(sorted(ATTACKS))})", key="--attack")
             attacks.append((name, ATTACKS[name]()))
+            scenario.attack_origins.setdefault(name, (None, "--attack", None))
     else:
         for spec in scenario.attack_specs:
             if spec.name not in ATTACKS:
                 raise InputError(f"unknown attack '{spec.name}' (known: {', '.join(sorted(ATTACKS))})",
                                  file=source, key=spec.key.rsplit(".", 1)[0])
             attacks.append((spec.name, ATTACKS[spec.name](_file=source, _key=spec.key, **spec.params)))
+            scenario.attack_origins.setdefault(spec.name, (source, spec.key, None))
     scenario.attacks = attacks
     scenario.all_applicable = bool(all_applicable and not attacks)
     scenario.waive = list(scenario.waive) + [(w, "--waive") for w in waives]
@@ -165,14 +171,16 @@ def plan(scenario: Scenario, *, requires: Sequence[str] = (), extra_attacks: Seq
         scenario.claims = [step.publisher.claim_requirements() if step.publisher is not None else None
                            for step in scenario.steps]
 
-    lines = [(line, key, "expect", source) for line, key in scenario.expect_lines]
-    lines += [(line, "--require", "require", None) for line in requires]
+    lines = [(line, key, "expect", source, "") for line, key in scenario.expect_lines]
+    lines += [(line, "--require", "require", None, "") for line in requires]
+    if guarantee is not None:  # the publisher's own claim, judged like a --require line, in the spec's words
+        lines += [(line, "publisher", "require", source, f"{guarantee[0]}'s guarantee ") for line in guarantee[1]]
     scenario.expect = []
     scenario.expect_sources = []
-    for line, key, origin, file in lines:
+    for line, key, origin, file, whose in lines:
         e = parse_expectation(line, file=file, key=key)
         _require_attack(e, scenario, ATTACKS, file=file, key=key,
-                        strict=origin == "expect" and not scenario.all_applicable)
+                        strict=origin == "expect" and not scenario.all_applicable, whose=whose)
         scenario.expect.append(e)
         scenario.expect_sources.append(origin)
     return scenario
@@ -190,10 +198,11 @@ def _check_waiver(name: str, registry, *, file: str | None, key: str) -> None:
 
 
 def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str | None, key: str | None,
-                    strict: bool) -> None:
+                    strict: bool, whose: str = "") -> None:
     """A requirement names a release metric or a registered attack's metric.  An ``expect`` line of a YAML
     that lists its attacks must name one of them (``strict``); an attack any other requirement names that
-    the plan does not run yet is added with its default parameters."""
+    the plan does not run yet is added with its default parameters, and the line is kept as its origin
+    (``whose``: ``"m_invariance's guarantee "`` for a publisher's claim) to word the attack's refusal."""
     from multirelease.reports.document import RELEASE_METRICS
 
     n = len(scenario.steps)
@@ -213,6 +222,8 @@ def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str |
                              file=file, key=key)
         scenario.attacks.append((e.subject, registry[e.subject]()))
         attacks[e.subject] = scenario.attacks[-1][1]
+    if e.subject not in scenario.attack_origins:
+        scenario.attack_origins[e.subject] = (file, key, f"{whose}'{e.text}'")
     metrics = getattr(attacks[e.subject], "metrics", ())
     if metrics and e.metric not in metrics:
         raise InputError(f"'{e.text}': {e.subject} has no metric '{e.metric}' (known: {', '.join(metrics)})",
@@ -334,9 +345,10 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
         claims.guarantee = claims.guarantee_first
     scenario.certifying = True
     # the earlier releases were made under the spec of their month (an --amend may have changed it): no claim
-    # raises the baselines; the publisher's guarantee is judged as a requirement
+    # raises the baselines; the publisher's guarantee is judged as a requirement (an attack it needs that
+    # cannot run is refused naming the guarantee, not an attack the spec never listed)
     scenario.claims = [None] * len(steps)
-    return plan(scenario, requires=claims.guarantee_requirements())
+    return plan(scenario, guarantee=(name, claims.guarantee_requirements()))
 
 
 def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = None, *,
@@ -369,7 +381,7 @@ def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = Non
         try:
             run.results[name], run.gate[name] = _extend_attack(scenario, run, resume, name, attack, step.index)
         except InputError as exc:
-            raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
+            raise attack_refused(scenario, name, j, exc) from None
         run.timings[f"attack {name}"] = time.perf_counter() - t0
     run.judged = judge(requirements(scenario), run.results, run.release_metrics)
     notify("done", total, total)
@@ -469,26 +481,51 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
 
 # ---------------------------------------------------------------------- 2. attack
 def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) -> None:
-    """Run every attack of the plan on the adversary's view (never on the truth)."""
+    """Run every attack of the plan on the adversary's view (never on the truth).
+
+    With ``all_applicable`` (``certify`` of a spec without ``attacks``): every registered attack that applies,
+    and every attack a requirement names even when it does not apply - it is run all the same, so that its own
+    checks say why it cannot (``update_graph`` without ``transitions``, ``correspondence`` on one release):
+    exit 2 naming the requirement, never a requirement left UNKNOWN as "not reported".  Attacks that do not
+    apply run first: a refusal comes before the costly work."""
     view = run.sequence.view(scenario.adversary, scenario.transitions, targets=run.targets)
     attacks = list(scenario.attacks)
     if scenario.all_applicable:
         from attacks import ATTACKS
 
-        candidates = [(name, ATTACKS[name]()) for name in sorted(ATTACKS)]
-        attacks = [(name, attack) for name, attack in candidates if attack.applies(view)]
+        built = dict(scenario.attacks)  # those the requirements named, with their default parameters
+        candidates = [(name, built.get(name) or ATTACKS[name]()) for name in sorted(ATTACKS)]
+        attacks = [(name, attack) for name, attack in candidates if name in built or attack.applies(view)]
         scenario.attacks = attacks
     offset = len(scenario.steps)
-    for j, (name, attack) in enumerate(attacks):
-        notify(f"attack {name}", offset + j, total)
+    first = [j for j, (_, attack) in enumerate(attacks) if not attack.applies(view)]
+    for step, j in enumerate(first + [j for j in range(len(attacks)) if j not in first]):
+        name, attack = attacks[j]
+        notify(f"attack {name}", offset + step, total)
         t0 = time.perf_counter()
         try:
             # the attack's own steps (components, release pairs) shown in the same bar's description
             run.results[name] = reads(scenario, name, attack).run(view, progress=lambda done, n, what: notify(
-                f"attack {name}: {what} ({done}/{n})", offset + j, total))
+                f"attack {name}: {what} ({done}/{n})", offset + step, total))
         except InputError as exc:
-            raise exc.located(file=scenario.source, key=f"attacks[{j}].{name}") from None
+            raise attack_refused(scenario, name, j, exc) from None
         run.timings[f"attack {name}"] = time.perf_counter() - t0
+    run.results = {name: run.results[name] for name, _ in attacks if name in run.results}  # the plan's order
+
+
+def attack_refused(scenario: Scenario, name: str, j: int, exc: InputError) -> InputError:
+    """An attack's refusal in the words of whoever asked for it (:attr:`Scenario.attack_origins`): the spec's
+    ``attacks[j].NAME``, or the requirement that brought the attack in (``--require: 'update_graph.vulnerable_values
+    == 0' cannot be judged: update_graph needs ...``; a ledger's ``publisher: m_invariance's guarantee ...``)."""
+    origin = scenario.attack_origins.get(name)
+    if origin is None:  # run because it applies (certify with no attack named)
+        return exc.located(file=scenario.source, key=f"attacks[{j}].{name}")
+    file, key, requirement = origin
+    if requirement is None:
+        return exc.located(file=file, key=key)
+    n = len(scenario.steps)  # a command-line line: say which spec and how many releases
+    spec = f" on {n} release{'s' if n != 1 else ''} with {scenario.source}" if file is None else ""
+    return InputError(f"{requirement} cannot be judged{spec}: {exc.one_line()}", file=file, key=key)
 
 
 def reads(scenario: Scenario, name: str, attack: Any) -> Any:

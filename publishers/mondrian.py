@@ -202,8 +202,14 @@ class Mondrian(PublisherBase):
     Parameters
     ----------
     k : int >= 1, default 1
-    l : number >= 1, default 1 (distinct l-diversity unless ``l_kind: entropy``)
-    l_kind : "distinct" | "entropy"
+        k-anonymity: every class of the release holds at least ``k`` records (LeFevre et al.; 1 leaves it to
+        ``l``).
+    l : number >= 1, default 1
+        l-diversity: every class holds at least ``l`` distinct sensitive values (distinct l-diversity unless
+        ``l_kind: entropy``; 1 leaves it to ``k``).
+    l_kind : "distinct" | "entropy", default "distinct"
+        Which l-diversity ``l`` means: ``distinct`` (at least ``l`` distinct values in a class) or ``entropy``
+        (the entropy of a class's sensitive values at least ``log l``).
     """
 
     name = "mondrian"

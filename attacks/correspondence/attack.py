@@ -148,6 +148,8 @@ class Correspondence(AttackBase):
         The BCF-anonymity threshold: ``violations`` counts target rows with anonymity below ``k`` and
         ``multirelease certify`` requires ``FA, CA, BA >= k``.
     method : "exact" | "closed_form", default "exact"
+        ``exact`` counts every crack with the generator flows (two releases) or CP-SAT (more); ``closed_form``
+        reads the crack sizes off Theorems 4.2-4.4 (releases generalized by cuts of the taxonomies only).
     time_limit : float > 0, default 20
         Seconds per CP-SAT model (more than two releases); a model stopped early makes the result inexact
         with bounds.

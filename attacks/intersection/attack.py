@@ -105,10 +105,14 @@ class Intersection(AttackBase):
     Parameters
     ----------
     k : int in [1, inf), default 2 (1 when only ``l`` is given)
-    l : number in [1, inf), default 1 (distinct l-diversity unless ``l_kind: entropy``)
-    l_kind : "distinct" | "entropy"
+        A target's candidate set must hold at least ``k`` records.
+    l : number in [1, inf), default 1
+        A target's candidate set must hold at least ``l`` distinct sensitive values (distinct l-diversity
+        unless ``l_kind: entropy``).
+    l_kind : "distinct" | "entropy", default "distinct"
+        Which l-diversity ``l`` means: ``distinct`` values, or ``entropy`` (at least ``log l``).
     alpha : number in (0, 1], optional
-        Together they define the protection principle a candidate set must satisfy
+        No sensitive value may make up more than ``alpha`` of a candidate set.  Together they define the protection principle a candidate set must satisfy
         (:class:`~multirelease.model.principles.Principle`, Definition 1 of the paper).
     principle : Principle, optional
         Any principle object instead (from Python; overrides ``k``, ``l``, ``l_kind``, ``alpha``).

@@ -85,7 +85,7 @@ from multirelease.model.hierarchy import _scalar
 from multirelease.model.linking import Linking, Projection
 from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.model.sequence import SequenceView
-from multirelease.model.transitions import TransitionModel, load_transitions
+from multirelease.model.transitions import FORMS_HINT, TransitionModel, load_transitions
 
 from attacks.base import AttackBase, AttackResult, Progress
 from attacks.intervals import settle
@@ -93,6 +93,9 @@ from .version_links import LinkedTransitions, VersionLinks, link_versions, linke
 
 __all__ = ["UpdateGraph", "VersionLinks", "link_versions", "node_weights", "sug_dp", "enumerate_paths",
            "record_sug"]
+
+#: the refusal without a public update model (the forms of ``transitions`` to write)
+NO_MODEL = f"update_graph needs the public update model of the sensitive values: give 'transitions': {FORMS_HINT}"
 
 
 # ---------------------------------------------------------------------- the DP over layered graphs
@@ -308,6 +311,9 @@ class UpdateGraph(AttackBase):
     Parameters
     ----------
     linkage : "auto" | "uid" | "population", default "auto"
+        How the adversary links a record's versions across releases: ``uid`` by the published ``uid`` column,
+        ``population`` by the records' quasi-identifier values he knows (the population behind each release),
+        ``auto`` by uid when every release has one, else by the population.
     weights : "frequency" | "uniform", default "frequency"
         Node weights (Definition 10).
     joint : bool, default False
@@ -394,7 +400,7 @@ class UpdateGraph(AttackBase):
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         model = view.transitions
         if model is None:
-            raise InputError("update_graph needs the public update model: give 'transitions'")
+            raise InputError(NO_MODEL)
         if not isinstance(model, TransitionModel):
             model = load_transitions(model, view.schema)
         linking = view.linking
@@ -560,7 +566,7 @@ class UpdateGraph(AttackBase):
 
         model = view.transitions
         if model is None:
-            raise InputError("update_graph needs the public update model: give 'transitions'")
+            raise InputError(NO_MODEL)
         if not isinstance(model, TransitionModel):
             model = load_transitions(model, view.schema)
         state = state or LinkState.empty()

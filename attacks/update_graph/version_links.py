@@ -307,8 +307,9 @@ def link_versions(view: SequenceView, model: TransitionModel, linkage: str = "au
         elif view.population and all(p is not None for p in view.population):
             linkage = "population"
         else:
-            raise InputError("update_graph links the versions of a record by a 'uid' column in every release or "
-                             "by the population (data or snapshots, with quasi_identifiers known)")
+            raise InputError("update_graph needs to link the versions of a record across the releases: by a 'uid' "
+                             "column in every release, or by the population behind every release (the spec's "
+                             "'data' or each release's 'snapshot', with the adversary's quasi_identifiers known)")
     if isinstance(model, LinkedTransitions):  # linked values: the sensitive value and the linking tuple
         counts = tuple(_class_counts(r, model, i, view.linked_values(i - 1)) for i, r in enumerate(releases, 1))
     else:

@@ -86,6 +86,11 @@ class Scenario:
     expect: list[Expectation] = field(default_factory=list)  # parsed and validated by the pipeline
     expect_sources: list[str] = field(default_factory=list)  # "expect" | "require", one per expect
     all_applicable: bool = False  # certify with no attack named: every registered attack that applies
+    #: who asked for each attack, to word its refusal (an attack that cannot run on these releases) in the
+    #: user's terms: name -> (file, key, requirement); requirement None for an attack the spec lists (``attacks``)
+    #: or ``--attack`` names, else the line that brought it in (an ``expect`` or ``--require`` line, or the
+    #: publisher's guarantee a ledger judges: ``m_invariance's guarantee 'update_graph.vulnerable_values == 0'``)
+    attack_origins: dict = field(default_factory=dict)
     #: the snapshots validation already computed: release index -> (table before, its change, table after);
     #: :func:`multirelease.pipeline.build_sequence` takes one when it meets the very same table and change
     applied: dict[int, tuple[Table, Change, Table]] = field(default_factory=dict, repr=False)

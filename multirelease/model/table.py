@@ -10,18 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
 from multirelease.formats.csv_read import read_csv_frame, read_parquet_frame
 from multirelease.errors import InputError
-from .hierarchy import _scalar, normalize_values
+from .hierarchy import _fmt_number, _scalar, normalize_values
 from .schema import COMPOSITE_SEPARATOR, MISSING_VALUES, Schema
 
 __all__ = ["Table", "Change", "read_table", "composite_sensitive", "first_missing_sensitive",
-           "refuse_missing_sensitive"]
+           "refuse_missing_sensitive", "refuse_bad_cells", "BadCells", "SHOWN_BAD_CELLS"]
 
 
 def first_missing_sensitive(schema: Schema, frame: pd.DataFrame,
@@ -30,17 +30,25 @@ def first_missing_sensitive(schema: Schema, frame: pd.DataFrame,
     declared (the attribute's ``allow_missing``, or a leaf of its hierarchy): ``(attribute, row position, cell)``,
     else ``None``.  Counted as a value, a blank would pass for one more distinct sensitive value."""
     for name in (schema.sensitive if names is None else names):
-        a = schema[name]
-        if a.allow_missing or name not in frame.columns or not len(frame):
+        if name not in frame.columns:
             continue
-        text = frame[name].astype(str).str.strip()
-        bad = text.str.casefold().isin(MISSING_VALUES).to_numpy(copy=True)
-        if a.hierarchy is not None:
-            bad &= ~text.isin(a.hierarchy._leaf_index.keys()).to_numpy()
-        if bad.any():
+        bad = _missing_mask(schema[name], frame[name])
+        if bad is not None and bad.any():
             pos = int(np.flatnonzero(bad)[0])
             return name, pos, str(frame[name].iloc[pos])
     return None
+
+
+def _missing_mask(attribute, column: pd.Series) -> np.ndarray | None:
+    """Which cells of one sensitive column are missing and not declared (:func:`first_missing_sensitive`);
+    ``None`` when none can be (``allow_missing``, an empty column)."""
+    if attribute.allow_missing or not len(column):
+        return None
+    text = column.astype(str).str.strip()
+    bad = text.str.casefold().isin(MISSING_VALUES).to_numpy(copy=True)
+    if attribute.hierarchy is not None and bad.any():
+        bad &= ~text.isin(attribute.hierarchy._leaf_index.keys()).to_numpy()
+    return bad
 
 
 def refuse_missing_sensitive(schema: Schema, frame: pd.DataFrame, names: Sequence[str] | None = None, *,
@@ -63,10 +71,76 @@ def _is_missing(attribute, cell: str) -> bool:
             and (attribute.hierarchy is None or text not in attribute.hierarchy._leaf_index))
 
 
-def _missing_problem(name: str, cell: str) -> str:
+def _missing_problem(name: str, cell: str, hint: bool = True) -> str:
     shown = "blank" if not cell.strip() else f"'{cell}'"
-    return (f"sensitive value of '{name}' is missing ({shown}); declare it with allow_missing: true on the "
-            f"attribute to keep it as a value")
+    return f"sensitive value of '{name}' is missing ({shown})" + (f"; {_MISSING_HINT}" if hint else "")
+
+
+_MISSING_HINT = "declare it with allow_missing: true on the attribute to keep it as a value"
+#: how many bad cells of a table one error line shows (all of them are counted)
+SHOWN_BAD_CELLS = 5
+
+
+def _not_in_hierarchy(name: str, hierarchy, cell: str) -> str:
+    """A value that is no leaf of its attribute's hierarchy; of a numeric one, whether it is no number or one
+    outside the leaves' range."""
+    text = f"value '{cell}' of '{name}' is not in its hierarchy"
+    values = hierarchy.leaf_values
+    if values is None or not len(values):
+        return text
+    try:
+        x = float(cell)
+    except ValueError:
+        return text + ": not a number"
+    low, high = float(np.min(values)), float(np.max(values))
+    return text + (f": outside {_fmt_number(low)}..{_fmt_number(high)}" if not low <= x <= high else "")
+
+
+class BadCells(NamedTuple):
+    """One check of :func:`refuse_bad_cells`: the ``column``, its ``bad`` mask over the rows, ``say(position)``
+    the problem of one bad cell, and whether the problem is a missing sensitive value (its hint said once)."""
+
+    column: str
+    bad: np.ndarray
+    say: Callable[[int], str]
+    missing: bool = False
+
+
+def refuse_bad_cells(checks: Sequence[BadCells], ids: Sequence[Any], *, source: str | None, key: str | None,
+                     rows_at: tuple[str, int] = ("line", 2)) -> None:
+    """Raise one :class:`InputError` counting *every* bad cell of a table and naming the first
+    :data:`SHOWN_BAD_CELLS` in row order, each with its place and record (issue 25: every bad record of a
+    snapshot at once, not one a run).  A cell is placed as ``key[position]`` (YAML rows), else as ``column
+    NAME, WORD N`` with ``rows_at = (WORD, N of the first row)``: ``("line", 2)`` for a CSV file read from its
+    first record (the header is line 1), ``("record", 1)`` for a Parquet file.  A single bad cell keeps the
+    one-problem form ``PLACE: PROBLEM``.  The masks are the vectorized checks themselves: only a failing
+    table is read cell by cell, and only its first few bad cells."""
+    counts = [int(np.count_nonzero(c.bad)) for c in checks]
+    total = sum(counts)
+    if not total:
+        return
+    first = sorted((int(pos), j) for j, (c, n) in enumerate(zip(checks, counts)) if n
+                   for pos in np.flatnonzero(c.bad)[:SHOWN_BAD_CELLS])[:SHOWN_BAD_CELLS]
+
+    def place(pos: int, column: str) -> str:
+        if key:
+            return f"{key}[{pos}]"
+        return f"column {column}, {rows_at[0]} {rows_at[1] + pos}"
+
+    def problem(pos: int, check: BadCells) -> str:
+        text = check.say(pos)
+        return text if f"'{ids[pos]}'" in text else f"{text} (record {ids[pos]})"
+
+    if total == 1:
+        pos, j = first[0]
+        hint = f"; {_MISSING_HINT}" if checks[j].missing else ""
+        raise InputError(problem(pos, checks[j]) + hint, file=source, key=place(pos, checks[j].column))
+    rows = int(np.count_nonzero(np.logical_or.reduce([c.bad for c, n in zip(checks, counts) if n])))
+    listed = "; ".join(f"{place(pos, checks[j].column)}: {problem(pos, checks[j])}" for pos, j in first)
+    more = f"; ... (the first {len(first)} shown)" if total > len(first) else ""
+    in_rows = f" in {rows:,} records" if rows != total else ""
+    hint = f"; for a missing sensitive value: {_MISSING_HINT}" if any(checks[j].missing for _, j in first) else ""
+    raise InputError(f"{total:,} bad values{in_rows}: {listed}{more}{hint}", file=source, key=key)
 
 
 def composite_sensitive(frame: pd.DataFrame, names: Sequence[str]) -> np.ndarray:
@@ -92,8 +166,11 @@ class Table:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_frame(cls, schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
-                   key: str | None = None, first_id: int = 1) -> "Table":
-        """Validate a raw frame: known columns, every attribute present, every value a leaf."""
+                   key: str | None = None, first_id: int = 1, rows_at: tuple[str, int] = ("line", 2)) -> "Table":
+        """Validate a raw frame: known columns, every attribute present, then every cell - identifiers
+        distinct, sensitive values not missing, every value a leaf of its hierarchy - each bad cell counted
+        and the first few named in one error (:func:`refuse_bad_cells`; ``rows_at`` places a row of a file:
+        ``("line", 2)`` a CSV read from its first record)."""
         frame = frame.copy()
         for col in frame.columns:
             if col not in schema:
@@ -104,24 +181,39 @@ class Table:
             frame = frame.drop(columns=[ident])
         else:
             ids = pd.Series([str(i) for i in range(first_id, first_id + len(frame))])
-        if ids.duplicated().any():
-            raise InputError(f"identifier '{ids[ids.duplicated()].iloc[0]}' appears twice", file=source, key=key)
         missing = [n for n in schema.published if n not in frame.columns]
         if missing:
             raise InputError(f"attribute '{missing[0]}' has no column", file=source, key=key)
         frame = frame[list(schema.published)]
-        refuse_missing_sensitive(schema, frame, source=source, key=key, ids=ids)
-        frame.index = pd.Index(ids.to_numpy(dtype=object), name=ident or "id")
+        # every cell checked column by column (vectorized), every bad one counted, the first few named
+        id_values = ids.to_numpy(dtype=object)
+        checks: list[BadCells] = []
+        twice = ids.duplicated().to_numpy()
+        if twice.any():
+            checks.append(BadCells(ident or "id", twice, lambda pos: f"identifier '{id_values[pos]}' appears twice"))
+        absent: dict[str, np.ndarray] = {}
+        for name in schema.sensitive:
+            bad = _missing_mask(schema[name], frame[name])
+            if bad is not None and bad.any():
+                absent[name] = bad
+                checks.append(BadCells(name, bad, lambda pos, n=name, raw=frame[name]: _missing_problem(
+                    n, str(raw.iloc[pos]), hint=False), missing=True))
+        frame.index = pd.Index(id_values, name=ident or "id")
         frame = frame.apply(normalize_values) if len(frame) else frame.astype(object)
         for name in schema.published:
             h = schema[name].hierarchy
             if h is None:
                 continue
-            bad = ~frame[name].isin(h._leaf_index.keys())
+            bad = ~frame[name].isin(h._leaf_index.keys()).to_numpy()
             if bad.any():
-                row = frame.index[bad.to_numpy()][0]
-                raise InputError(f"value '{frame[name][bad].iloc[0]}' of '{name}' is not in its hierarchy "
-                                 f"(record {row})", file=source, key=key or f"column {name}")
+                if name in absent:  # a missing sensitive value is named once, as missing
+                    bad &= ~absent[name]
+                checks.append(BadCells(name, bad, lambda pos, n=name, h=h, col=frame[name]: _not_in_hierarchy(
+                    n, h, str(col.iloc[pos]))))
+        if checks:
+            order = {n: i for i, n in enumerate(schema.names)}
+            checks.sort(key=lambda c: order.get(c.column, -1))
+            refuse_bad_cells(checks, id_values, source=source, key=key, rows_at=rows_at)
         return cls(schema, frame)
 
     @classmethod
@@ -330,4 +422,5 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     if offset and not len(frame):
         raise InputError(f"offset {offset} is past the last record", file=source, key=f"{key}.offset")
     frame.columns = [c.strip() for c in frame.columns]
-    return Table.from_frame(schema, frame, source=str(path), key=None, first_id=first_id)
+    rows_at = ("record", offset + 1) if path.suffix.lower() == ".parquet" else ("line", offset + 2)
+    return Table.from_frame(schema, frame, source=str(path), key=None, first_id=first_id, rows_at=rows_at)

@@ -41,7 +41,7 @@ import numpy as np
 from multirelease.errors import InputError
 from .hierarchy import _scalar
 
-__all__ = ["TransitionModel", "load_transitions", "check_updates"]
+__all__ = ["TransitionModel", "load_transitions", "check_updates", "FORMS_HINT"]
 
 _FORMS = ("candidates", "probabilities", "diameter", "free")
 _KEYS = set(_FORMS) | {"unlisted", "shape", "values", "stay"}
@@ -299,6 +299,20 @@ def load_transitions(spec: Any, schema=None, *, source: str | None = None,
     return TransitionModel(tuple(domain), prob, form)
 
 
+#: the forms of ``transitions`` a message offers when the model is missing or too narrow (module docstring)
+FORMS_HINT = ("{free: true} when a value may change to any other; {diameter: D, shape: window} when a value "
+              "changes only to one of the D values nearest it in the sensitive hierarchy's order (shape: blocks: "
+              "within blocks of D values); {candidates: {VALUE: [VALUE, ...]}} listing the values each one may "
+              "change to")
+#: how many records outside the model one error line names (all of them are counted)
+SHOWN_RECORDS = 3
+
+
+def _shown_set(values: Sequence[str], limit: int = 8) -> str:
+    values = sorted(values)
+    return "{" + ", ".join(values[:limit]) + (f", ... {len(values) - limit} more" if len(values) > limit else "") + "}"
+
+
 def check_updates(model: TransitionModel | None, before, after, *, source: str | None = None,
                   key: str | None = None) -> None:
     """Refuse (:class:`InputError`) a change of snapshot ``before`` -> ``after`` (two
@@ -306,7 +320,11 @@ def check_updates(model: TransitionModel | None, before, after, *, source: str |
     present in both whose composite sensitive value changed from ``a`` to ``b`` needs ``b in CUS(a)``
     (Definition 12 of Li & Zhou; the attacks and the publishers' guarantees, e.g. m-Distinct's Lemma 3, assume
     the data follows the model the adversary knows).  A record that keeps its value is not checked: ``CUS(a)``
-    need not contain ``a``.  Vectorized over the common records."""
+    need not contain ``a``.  Vectorized over the common records.
+
+    The one line counts every record outside the model, names the first :data:`SHOWN_RECORDS` (identifier,
+    old -> new value, and the candidate update set of the old value, spelled out) and the forms of
+    ``transitions`` that would admit them (:data:`FORMS_HINT`)."""
     if model is None or before is None or after is None or not before.schema.sensitive:
         return
     import pandas as pd
@@ -324,13 +342,27 @@ def check_updates(model: TransitionModel | None, before, after, *, source: str |
     ia, ib = model.indices(a[changed]), model.indices(b[changed])
     outside = np.flatnonzero((ia < 0) | (ib < 0))
     if len(outside):
-        j = changed[outside[0]]
-        value = a[j] if ia[outside[0]] < 0 else b[j]
-        raise InputError(f"record {common[j]}: sensitive value '{value}' is not in the domain of the declared "
-                         "transitions", file=source, key=key)
+        shown = "; ".join(f"record {common[changed[i]]}: '{a[changed[i]] if ia[i] < 0 else b[changed[i]]}'"
+                          for i in outside[:SHOWN_RECORDS])
+        more = f"; ... (the first {SHOWN_RECORDS} shown)" if len(outside) > SHOWN_RECORDS else ""
+        raise InputError(f"{_count(len(outside))} change to or from a sensitive value that is not in the domain of "
+                         f"the declared transitions ({shown}{more}); give the value in 'transitions' (its "
+                         f"'values', or the sensitive attribute's hierarchy)", file=source, key=key)
     bad = np.flatnonzero(~model.adjacency[ia, ib])
-    if len(bad):
-        j = changed[bad[0]]
-        cus = ", ".join(sorted(model.cus(str(a[j]))))
-        raise InputError(f"record {common[j]}: update '{a[j]}' -> '{b[j]}' is outside the declared transitions "
-                         f"(CUS('{a[j]}') = {{{cus}}})", file=source, key=key)
+    if not len(bad):
+        return
+    shown = "; ".join(f"record {common[changed[i]]}: '{a[changed[i]]}' -> '{b[changed[i]]}' "
+                      f"(CUS('{a[changed[i]]}') = {_shown_set(model.cus(str(a[changed[i]])))})"
+                      for i in bad[:SHOWN_RECORDS])
+    more = f"; ... (the first {SHOWN_RECORDS} shown)" if len(bad) > SHOWN_RECORDS else ""
+    n, m = len(bad), len(changed)
+    updates = (f"{n:,} of the {m:,} updates of a sensitive value {'is' if n == 1 else 'are'}" if n < m else
+               "the update of a sensitive value is" if n == 1 else f"all {n:,} updates of a sensitive value are")
+    raise InputError(f"{updates} outside the declared transitions ({model.description}), which let a value change "
+                     f"only within its candidate update set CUS(value), the values the model lets it become: "
+                     f"{shown}{more}; if these changes are real, widen 'transitions': {FORMS_HINT}",
+                     file=source, key=key)
+
+
+def _count(n: int) -> str:
+    return f"{n:,} record" + ("s" if n != 1 else "")

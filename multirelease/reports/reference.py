@@ -353,8 +353,9 @@ def missing_entries() -> list[str]:
             if not _sections(cls.__doc__)[""]:
                 out.append(f"{kind} {name}: no docstring")
             docs = _docstring_params(cls, family)
-            out += [f"{kind} {name}: parameter '{p}' not in its docstring's Parameters" for p in cls.params
-                    if p not in docs]
+            out += [f"{kind} {name}: parameter '{p}' not in its docstring's Parameters" if p not in docs else
+                    f"{kind} {name}: parameter '{p}' has no description in its docstring's Parameters"
+                    for p in cls.params if not str(docs.get(p, "")).strip()]
             if kind == "attack":
                 desc = getattr(cls, "metric_descriptions", {})
                 out += [f"attack {name}: metric '{m}' has no description" for m in cls.metrics

@@ -372,6 +372,8 @@ class TopDownSpecialization(PublisherBase):
     Parameters
     ----------
     k : int >= 2
+        k-anonymity: every class of the release (a combination of the cut's taxonomy nodes) holds at least
+        ``k`` records.
 
     Its guarantee is its principle, k-anonymity of the release it publishes (checked before it is returned by
     the ``linking`` attack: :func:`check_k_anonymous`).  It claims nothing about correspondence attacks: a

@@ -97,7 +97,11 @@ class BPG(PublisherBase):
     Parameters
     ----------
     k : int >= 1, default 1
-    l : number >= 1, default 1 (distinct l-diversity: BPG needs a monotone principle, Definition 3)
+        k-anonymity: every class of every release, and every class's intersection with its history, holds at
+        least ``k`` records (1 leaves it to ``l``).
+    l : number >= 1, default 1
+        l-diversity: at least ``l`` distinct sensitive values in every class (distinct l-diversity: BPG needs a
+        monotone principle, Definition 3; 1 leaves it to ``k``).
     l_kind : "distinct" | "entropy", default "distinct"
         Which l-diversity ``l`` means (BPG's guarantee needs a monotone principle, Definition 3).
     variant : "dirty" | "no_dirty" | "counterfeits" | "one_at_a_time", default "dirty"

@@ -80,7 +80,7 @@ import numpy as np
 from multirelease.errors import InputError
 from multirelease.params import Anything, Boolean, Interval
 from multirelease.model.table import Table
-from multirelease.model.transitions import TransitionModel, load_transitions
+from multirelease.model.transitions import FORMS_HINT, TransitionModel, load_transitions
 
 from publishers.base import PublisherBase, PublishResult
 from ._assign import assign_new, assign_old
@@ -100,6 +100,9 @@ class MDistinct(PublisherBase):
     Parameters
     ----------
     m : int >= 2
+        Every release is m-unique (every QI-group holds at least ``m`` rows, all with distinct sensitive
+        values) and every continuing record's new group is a legal update instance of its previous update set
+        signature (Definition 15), so that the update-graph attack discloses no value (Lemma 3).
     star : bool, default False
         m-Distinct* (section IV.B, V.D): the values of a record's first QI-group have pairwise disjoint
         candidate update sets; needs transitive candidate update sets that partition the domain.
@@ -153,7 +156,8 @@ class MDistinct(PublisherBase):
     def model(self) -> TransitionModel:
         model = self.config.get("transitions")
         if model is None:
-            raise InputError(f"{self.name} needs the public update model: give 'transitions'")
+            raise InputError(f"{self.name} needs the public update model of the sensitive values (its candidate "
+                             f"update sets): give 'transitions': {FORMS_HINT}")
         return model
 
     # ------------------------------------------------------------------ publish

@@ -185,6 +185,8 @@ class MInvariance(PublisherBase):
     Parameters
     ----------
     m : int >= 2
+        Every QI-group of every release is m-unique: at least ``m`` rows, all with distinct sensitive values
+        (Xiao & Tao Definition 2), so that one group gives a record a chance of at most ``1/m`` for any value.
     uid : bool, default False
         Publish a ``uid`` column.  The QI-groups are then kept as cohorts (:mod:`publishers.m_invariance._cohorts`) so
         that m-invariance also holds against Barbosa et al.'s record-tracking adversary.
