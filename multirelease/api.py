@@ -26,7 +26,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .errors import InputError
 
-__all__ = ["Result", "run", "certify", "publish", "ledger_publish", "ledger_history", "verify_ledger"]
+__all__ = ["Result", "run", "certify", "publish", "ledger_publish", "ledger_history", "ledger_withdraw",
+           "verify_ledger"]
 
 _DICT_NAME = "<scenario dict>"
 _FRAME_COLUMNS = ("kind", "subject", "metric", "value", "lower", "upper", "exact", "holds", "requirement",
@@ -96,10 +97,12 @@ class Result:
         return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
 
     def _repr_html_(self) -> str:
-        """The HTML report page of this result (what ``--html`` writes), shown by Jupyter."""
+        """The HTML report of this result (what ``--html`` writes), shown by Jupyter: one ``<div
+        class="multirelease-report">`` whose style applies to it alone (issue 25, item 6: the whole page's global
+        style restyled the notebook around it)."""
         from multirelease.reports.html_page import render_html  # imported here: `import multirelease` stays cheap
 
-        return render_html(self.report)
+        return render_html(self.report, fragment=True)
 
     def __repr__(self) -> str:
         rep = self.report
@@ -303,17 +306,20 @@ def publish(scenario: str | Path | Mapping, out: str | Path | None = None, *, ba
 
 def ledger_publish(spec: str | Path | Mapping, snapshot, *, ledger: str | Path, out: str | Path,
                    dry_run: bool = False, amend: str | None = None, base: str | Path | None = None,
-                   progress=None) -> Result:
+                   progress=None, confirm_churn: bool = False) -> Result:
     """``multirelease release``: the ledger's next release from this month's ``snapshot`` (a CSV path or a
     DataFrame with the identifier column), certified before ``out`` is written; ``exit_code`` 0 on PASS,
-    1 / 3 (nothing written) otherwise.  The ledger records the spec's contents, not its file."""
+    1 / 3 (nothing written) otherwise.  The ledger records the spec's contents, not its file.  ``amend``:
+    the reason of a spec change; ``confirm_churn``: the month is real although it removes more than half of the
+    records or more than doubles them (``--confirm-churn``)."""
     from multirelease.ledger.operations import load_spec, make_release
 
     with _materialized(base) as mat:
         spec_path = _path_or_document(mat, spec, "spec")
         if _is_frame(snapshot):
             snapshot = mat.frame(snapshot, "snapshot", separator=load_spec(spec_path)[3])
-        outcome = make_release(spec_path, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=progress)
+        outcome = make_release(spec_path, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=progress,
+                               confirm_churn=confirm_churn)
     if outcome.run is None:  # the release of this snapshot was already recorded
         return Result("release", outcome.verdict, outcome.exit_code, "{}", files=tuple(map(str, outcome.files)),
                       message=outcome.message)
@@ -334,12 +340,22 @@ def ledger_history(folder: str | Path):
     return pd.DataFrame(rows, columns=columns)
 
 
-def verify_ledger(folder: str | Path, *, progress=None) -> Result:
+def ledger_withdraw(folder: str | Path, n: int, reason: str) -> tuple[str, ...]:
+    """``multirelease ledger DIR --withdraw N --reason TEXT``: release ``n``, the last, never went out; its files
+    are removed and later gates no longer count it (:func:`multirelease.ledger.operations.withdraw_release`).
+    Returns the files removed."""
+    from multirelease.ledger.operations import withdraw_release
+
+    return tuple(withdraw_release(folder, n, reason)[1])
+
+
+def verify_ledger(folder: str | Path, *, progress=None, releases: str | Path | None = None) -> Result:
     """``multirelease ledger DIR --verify``: every recorded file checked against its SHA-256 and the files
-    re-certified with the ledger's snapshots; ``problems`` lists changed or missing files (exit code 1)."""
+    re-certified with the ledger's snapshots; ``problems`` lists changed or missing files (exit code 1).
+    ``releases``: the folder the release files moved to (``--releases DIR``)."""
     from multirelease.ledger import operations as ledger_release
 
-    run_, problems = ledger_release.verify_ledger_checked(folder, progress)
+    run_, problems = ledger_release.verify_ledger_checked(folder, progress, releases=releases)
     if run_ is None:  # a recorded file is missing: nothing certified, the verdict FAIL names it
         return Result("verify", "fail", 1, json.dumps(ledger_release.uncertified_report("ledger", problems)),
                       problems=tuple(str(p) for p in problems))

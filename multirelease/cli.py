@@ -17,10 +17,10 @@ import typer
 from rich.console import Console
 
 from .errors import InputError
-from multirelease.reports.html_page import check_html_target
 
+# plain help (click's): flags without a type label, no markup characters shown literally (issue 25, item 7)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Publish, attack and certify multi-release anonymized tables.")
+                  rich_markup_mode=None, help="Publish, attack and certify multi-release anonymized tables.")
 out_console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
@@ -72,15 +72,29 @@ def _emit_json(report: dict, target: str) -> None:
 
 
 def _check_targets(json_path: str | None = None, out: Path | None = None, *, ledger: Path | None = None,
-                   out_file: Path | None = None) -> None:
-    """Refuse output paths that cannot be written, before anything runs (exit 2, nothing written;
-    :mod:`multirelease.outputs`): ``--json`` and ``--out`` FILE files, ``--out`` DIR and ``--ledger`` folders."""
+                   out_file: Path | None = None, html: Path | None = None, targets_file: Path | None = None) -> None:
+    """Refuse output paths that cannot be written, before anything runs (exit 2, one line, nothing created;
+    :mod:`multirelease.outputs`): ``--json``, ``--html``, ``--targets-file`` and ``--out`` FILE files,
+    ``--out`` DIR and ``--ledger`` folders."""
     from .outputs import check_output_dir, check_output_file
+    from multirelease.reports.targets_file import check_targets_file
 
     check_output_file(json_path or None, "--json")
+    check_output_file(html, "--html")
     check_output_dir(out, "--out")
     check_output_dir(ledger, "--ledger")
     check_output_file(out_file, "--out")
+    check_output_file(targets_file, "--targets-file")
+    check_targets_file(targets_file)
+
+
+def _verdict_only(report: dict, json_path: str | None) -> None:
+    """``--quiet``: no table, but still the verdict line (and a research scenario's expectations line)."""
+    from multirelease.reports.document import reproduced_line, verdict_words
+
+    lines = [reproduced_line(report), f"verdict: {verdict_words(report)[1]} (targets: {report.get('targets', '-')})"]
+    for line in filter(None, lines):
+        _text_console(json_path).print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def write_releases(sequence, out: Path, notation: str = "native") -> list[Path]:
@@ -128,6 +142,8 @@ def _write_format(value: str) -> str:
 _WAIVE_HELP = ("waive one attack's baseline line by name, '<attack>.<metric>' (repeatable): it is still shown, "
                "named in the verdict, and not counted")
 _HTML_HELP = "write the report as one self-contained HTML page here (verdict, plots, witnesses; loads nothing)"
+_RAW_IDS_HELP = ("with --html: name persons by the snapshots' identifiers; by default the page names them by the "
+                 "ledger's keyed pseudonyms (P-...)")
 
 _TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the data) or 'regions' (every target " \
                 "the published regions allow); default population when there is data"
@@ -153,14 +169,16 @@ def _run_pipeline(pipeline, sc, scheduler: str | None):
 
 
 def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, notation: str = "native", *,
-            html: Path | None = None, targets_file: Path | None = None) -> None:
+            html: Path | None = None, targets_file: Path | None = None, names: dict | None = None) -> None:
     """Report one pass of the pipeline (terminal, JSON, HTML page, release files) and exit with its verdict's
-    code."""
+    code.  ``names``: the page names persons by these (a ledger's pseudonyms, :func:`_page_names`)."""
     from multirelease.reports.document import build_report, render_terminal
 
     report = build_report(run)
     if not quiet and json_path != "-":
         render_terminal(report, out_console, run.timings, json_path=json_path)
+    elif json_path != "-":  # --json -: the output is the JSON alone
+        _verdict_only(report, json_path)
     if out is not None:
         write_releases(run.sequence, out, notation)
     if json_path:
@@ -173,18 +191,18 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, no
         from multirelease.reports.html_page import write_html
         from multirelease.reports.document import page_context
 
-        write_html({**report, **page_context(run)}, html)
+        write_html({**report, **page_context(run)}, html, names=names)
     raise typer.Exit(run.exit_code)
 
 
 @app.command()
-def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
-        json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON report here ('-': stdout)"),
-        out: Optional[Path] = typer.Option(None, "--out", help="write every release as release_<i>.csv here"),
+def run(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scenario YAML file"),
+        json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="write the JSON report here ('-': stdout)"),
+        out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="write every release as release_<i>.csv here"),
         targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
         fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
-        html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
+        html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help=_HTML_HELP),
         scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
         targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
         waive: Optional[List[str]] = typer.Option(None, "--waive", help=_WAIVE_HELP)) -> None:
@@ -192,11 +210,8 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
     baselines always among them) and, for a research scenario, its expectations."""
     from . import pipeline
     from multirelease.formats.scenario import TARGETS
-    from multirelease.reports.targets_file import check_targets_file
 
-    _check_targets(json_path, out)
-    check_targets_file(targets_file)
-    check_html_target(html)
+    _check_targets(json_path, out, html=html, targets_file=targets_file)
     notation = _write_format(fmt)
     if targets is not None and targets not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
@@ -211,33 +226,32 @@ def run(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
 
 
 @app.command()
-def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and optionally data, dynamics, "
+def certify(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML with the schema (and optionally data, dynamics, "
                                                   "adversary, attacks, expect, targets)"),
-            releases: Optional[List[Path]] = typer.Argument(None, help="release CSV files, in publication order"),
+            releases: Optional[List[Path]] = typer.Argument(None, metavar="RELEASES", help="release CSV files, in publication order"),
             require: Optional[List[str]] = typer.Option(None, "--require", "-r",
                                                         help="'<attack>.<metric> <op> <number>' (repeatable)"),
             attack: Optional[List[str]] = typer.Option(None, "--attack", "-a", help="run only these attacks"),
             targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
-            json_path: Optional[str] = typer.Option(None, "--json", help="write the JSON report here ('-': stdout)"),
-            quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
-            ledger: Optional[Path] = typer.Option(None, "--ledger", help="certify against this ledger's truth "
+            json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="write the JSON report here ('-': stdout)"),
+            quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
+            ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="DIR", help="certify against this ledger's truth "
                                                   "(the snapshots behind its releases)"),
             fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
-            html: Optional[Path] = typer.Option(None, "--html", help=_HTML_HELP),
+            html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help=_HTML_HELP),
             scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
             targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
             waive: Optional[List[str]] = typer.Option(None, "--waive", help=_WAIVE_HELP),
+            raw_ids: bool = typer.Option(False, "--raw-ids", help=_RAW_IDS_HELP),
             ) -> None:
     """Certify release files: PASS (exit 0) with a proof, FAIL (1) with a witness, UNKNOWN (3), NONE (0)
-    when nothing was checked.  The same pipeline as ``run``: the same files give the same verdict."""
+    when nothing was checked.  The same pipeline as run: the same files give the same verdict."""
     from . import pipeline
     from multirelease.formats.arx import notation_of
-    from multirelease.reports.targets_file import check_targets_file
 
-    _check_targets(json_path)
-    check_targets_file(targets_file)
-    check_html_target(html)
+    _check_targets(json_path, html=html, targets_file=targets_file)
     notation = notation_of(fmt)
+    names = _page_names(ledger, raw_ids, html, "--ledger and --html")
     problems: list = []
     if ledger is not None:
         from multirelease.ledger.operations import certify_plan_checked, integrity_line
@@ -251,17 +265,33 @@ def certify(spec: Path = typer.Argument(..., help="YAML with the schema (and opt
             _text_console(json_path).print(f"certify: {integrity_line(problems)}", markup=False, highlight=False,
                                            soft_wrap=True)
     else:
+        _not_a_ledger_spec(spec)
         sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
                                    targets=targets, notation=notation, waives=waive or [])
     result = _run_pipeline(pipeline, sc, scheduler)
     if ledger is not None and problems:
-        _finish_integrity("certify", result, problems, json_path, quiet, html=html, targets_file=targets_file)
-    _finish(result, json_path, quiet, html=html, targets_file=targets_file)
+        _finish_integrity("certify", result, problems, json_path, quiet, html=html, targets_file=targets_file,
+                          names=names)
+    _finish(result, json_path, quiet, html=html, targets_file=targets_file, names=names)
+
+
+def _not_a_ledger_spec(spec: Path) -> None:
+    """``certify SPEC FILES`` with a ledger's spec (it names a ``publisher``): the files are certified against
+    the ledger's truth with ``--ledger DIR`` (issue 25, item 5) - say so rather than "unknown key"."""
+    from multirelease.formats.scenario import load_yaml
+
+    try:
+        doc, _ = load_yaml(spec)
+    except InputError:
+        return  # certify_plan reports it
+    if isinstance(doc, dict) and "publisher" in doc and "releases" not in doc:
+        raise InputError("is a ledger spec (it names a publisher): certify its releases against the ledger with "
+                         "--ledger DIR", file=str(spec), key="publisher")
 
 
 @app.command()
-def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
-            out: Path = typer.Option(..., "--out", help="directory for release_<i>.csv (and counterfeits_<i>.csv)"),
+def publish(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scenario YAML file"),
+            out: Path = typer.Option(..., "--out", metavar="DIR", help="directory for release_<i>.csv (and counterfeits_<i>.csv)"),
             fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
             ) -> None:
     """Publish a scenario's releases (no attacks): release files and counterfeit statistics only - never the
@@ -278,15 +308,19 @@ def publish(scenario: Path = typer.Argument(..., help="the scenario YAML file"),
 
 
 @app.command("release")
-def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, attacks, expect, targets, "
+def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: schema, adversary, attacks, expect, targets, "
                                                      "publisher: {publisher: NAME, ...}, snapshot: {separator}"),
-                snapshot: Path = typer.Argument(..., help="this month's raw table (CSV with its identifier column)"),
-                ledger: Path = typer.Option(..., "--ledger", help="the ledger folder (made by the first call)"),
-                out: Path = typer.Option(..., "--out", help="the release file to write"),
+                snapshot: Path = typer.Argument(..., metavar="SNAPSHOT", help="this month's raw table (CSV with its identifier column)"),
+                ledger: Path = typer.Option(..., "--ledger", metavar="DIR", help="the ledger folder (made by the first call)"),
+                out: Path = typer.Option(..., "--out", metavar="FILE", help="the release file to write"),
                 dry_run: bool = typer.Option(False, "--dry-run", help="run the gate only: write nothing"),
-                amend: Optional[str] = typer.Option(None, "--amend", help="why the schema or publisher changed"),
-                json_path: Optional[str] = typer.Option(None, "--json", help="write the gate's JSON report here"),
-                quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+                amend: Optional[str] = typer.Option(None, "--amend", metavar="REASON",
+                                                    help="why the spec differs from the last release's (recorded)"),
+                confirm_churn: bool = typer.Option(False, "--confirm-churn", help="the month is real although it "
+                                                   "removes more than half of the records or more than doubles "
+                                                   "them (recorded)"),
+                json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="write the gate's JSON report here"),
+                quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
                 fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP)) -> None:
     """Make the next release of the ledger's sequence from SNAPSHOT, certify the whole sequence, and write FILE
     only on PASS (exit 0); FAIL (1) / UNKNOWN (3): nothing written, the ledger unchanged."""
@@ -297,7 +331,7 @@ def release_cmd(spec: Path = typer.Argument(..., help="YAML: schema, adversary, 
     notation = _write_format(fmt)
     with progress_bar() as bar:
         outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar,
-                               notation=notation)
+                               notation=notation, confirm_churn=confirm_churn)
     if outcome.run is not None:
         report = build_report(outcome.run)  # every release of the sequence under its own index
         if not quiet and json_path != "-":
@@ -326,7 +360,8 @@ def _text_console(json_path: str | None) -> Console:
 
 
 def _finish_integrity(command: str, run, problems, json_path: str | None, quiet: bool, *,
-                      html: Path | None = None, targets_file: Path | None = None, page: dict | None = None) -> None:
+                      html: Path | None = None, targets_file: Path | None = None, page: dict | None = None,
+                      names: dict | None = None) -> None:
     """Report a certification of files that are not all the ones the ledger recorded (``ledger --verify``,
     ``certify --ledger``) and exit 1: the verdict is FAIL and names the files whatever the attacks found on them
     (:func:`multirelease.ledger.operations.integrity_report`); the attacks' figures are still shown, as the
@@ -351,7 +386,8 @@ def _finish_integrity(command: str, run, problems, json_path: str | None, quiet:
         from multirelease.reports.html_page import write_html
 
         context = page_context(run) if run is not None else {}
-        write_html({**report, **context, **{k: v for k, v in (page or {}).items() if k != "scenario"}}, html)
+        write_html({**report, **context, **{k: v for k, v in (page or {}).items() if k != "scenario"}}, html,
+                   names=names)
     words = ", ".join(p.words() for p in problems)
     now = "as they are now" if command == "verify" else "as given, with the ledger's snapshots,"
     after = (f"the files {now} certify {run.verdict.upper()}, which does not make the verdict PASS"
@@ -361,31 +397,65 @@ def _finish_integrity(command: str, run, problems, json_path: str | None, quiet:
     raise typer.Exit(1)
 
 
+def _page_names(ledger: Path | None, raw_ids: bool, html: Path | None, needs: str) -> dict | None:
+    """The names a ledger's page gives persons (issue 25, item 6): the ledger's keyed pseudonyms
+    (:func:`multirelease.ledger.pseudonyms.ledger_pseudonyms`), or ``None`` - the identifiers as the report
+    holds them - with ``--raw-ids`` or without a ledger or a page."""
+    if raw_ids and (ledger is None or html is None):
+        raise InputError(f"only names persons on a page: give {needs} too", key="--raw-ids")
+    if raw_ids or ledger is None or html is None:
+        return None
+    from multirelease.ledger.pseudonyms import ledger_pseudonyms
+
+    return ledger_pseudonyms(ledger)
+
+
 @app.command("ledger")
-def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
+def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledger folder"),
                verify: bool = typer.Option(False, "--verify", help="check every published file's SHA-256 and "
                                            "re-certify the files"),
-               json_path: Optional[str] = typer.Option(None, "--json", help="with --verify: the JSON report"),
-               quiet: bool = typer.Option(False, "--quiet", "-q", help="no terminal tables"),
+               json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="with --verify: the JSON report"),
+               quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
                fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
-               html: Optional[Path] = typer.Option(None, "--html", help="re-certify as --verify and write the "
-                                                   "HTML page (verdict, plots, witnesses, history) here")) -> None:
-    """The ledger's history, one line per release; ``--verify`` checks every published file against its
-    recorded SHA-256 (and the release folders for files the ledger never recorded) and re-certifies the files
-    with the ledger's snapshots: a changed, missing or unrecorded file makes the verdict FAIL (exit 1), named
-    in the first line printed with both hashes; ``--html`` implies ``--verify``."""
+               html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="re-certify as --verify and write the "
+                                                   "HTML page (verdict, plots, witnesses, history) here"),
+               raw_ids: bool = typer.Option(False, "--raw-ids", help=_RAW_IDS_HELP),
+               releases: Optional[Path] = typer.Option(None, "--releases", metavar="DIR", help="with --verify: the "
+                                                       "release files moved here (found by name and SHA-256)"),
+               withdraw: Optional[int] = typer.Option(None, "--withdraw", metavar="N", help="withdraw release N, "
+                                                      "the last, which never went out (with --reason; recorded)"),
+               reason: Optional[str] = typer.Option(None, "--reason", help="with --withdraw: why the release "
+                                                    "never went out")) -> None:
+    """The ledger's history, one line per release (amendments, withdrawals and confirmed churn among them).
+
+    --verify checks every published file against its recorded SHA-256 (and the release folders for files the
+    ledger never recorded) and re-certifies the files with the ledger's snapshots: a changed, missing or
+    unrecorded file makes the verdict FAIL (exit 1), named in the first line printed with both hashes; --html
+    implies --verify.  --withdraw N removes the last release's files and takes it out of every later gate: only
+    for a release that never went out (a release that was sent stays published)."""
     from multirelease.formats.arx import notation_of
     from multirelease.ledger.operations import (check_files, history_lines, integrity_line, ledger_name,
-                                                verify_ledger_checked)
+                                                verify_ledger_checked, withdraw_release)
     from multirelease.reports.document import build_report, render_terminal
 
     notation = notation_of(fmt)
-    check_html_target(html)
-    verify = verify or html is not None
+    _check_targets(json_path, html=html)
+    if withdraw is not None:
+        if verify or html is not None or releases is not None:
+            raise InputError("withdraw alone, then verify", key="--withdraw")
+        row, removed = withdraw_release(folder, withdraw, reason)
+        gone = ", ".join(removed) if removed else "no file left to remove"
+        out_console.print(f"release {row.n} withdrawn ({gone}); later gates do not count it and the next month is "
+                          f"release {row.n} again", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(0)
+    if reason is not None:
+        raise InputError("--reason goes with --withdraw N", key="--reason")
+    names = _page_names(folder, raw_ids, html, "--html")
+    verify = verify or html is not None or releases is not None
     history = list(history_lines(folder))
     text = _text_console(json_path)
     if verify:  # the integrity of the published files first: it decides the verdict whatever the attacks find
-        found = check_files(folder)
+        found = check_files(folder, releases)
         text.print(f"verify: FAIL - {integrity_line(found)}" if found else
                    "verify: every file the ledger recorded has its recorded SHA-256; no unrecorded release file "
                    "beside them", markup=False, highlight=False, soft_wrap=True)
@@ -394,13 +464,13 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
     if not verify:
         raise typer.Exit(0)
     with progress_bar() as bar:
-        run, problems = verify_ledger_checked(folder, bar, notation=notation, checked=found)
+        run, problems = verify_ledger_checked(folder, bar, notation=notation, checked=found, releases=releases)
     for p in problems:
         err_console.print(str(p), markup=False, highlight=False, soft_wrap=True)
     page = {"ledger_history": history, "ledger_problems": [str(p) for p in problems]}
     if problems:
         _finish_integrity("verify", run, problems, json_path, quiet, html=html,
-                          page={**page, "scenario": ledger_name(folder)})
+                          page={**page, "scenario": ledger_name(folder)}, names=names)
     report = build_report(run)
     if not quiet and json_path != "-":
         render_terminal(report, out_console, run.timings, json_path=json_path)
@@ -410,13 +480,13 @@ def ledger_cmd(folder: Path = typer.Argument(..., help="the ledger folder"),
         from multirelease.reports.html_page import write_html
         from multirelease.reports.document import page_context
 
-        write_html({**report, **page_context(run), **page}, html)
+        write_html({**report, **page_context(run), **page}, html, names=names)
     text.print(f"verify: verdict {run.verdict.upper()}", markup=False, highlight=False)
     raise typer.Exit(run.exit_code)
 
 
 @app.command("describe")
-def describe_cmd(name: Optional[str] = typer.Argument(None, help="a publisher, an attack, a metric (FA, "
+def describe_cmd(name: Optional[str] = typer.Argument(None, metavar="NAME", help="a publisher, an attack, a metric (FA, "
                                                       "correspondence.FA, release.LM), a group of keys (scenario, "
                                                       "releases, schema, adversary, dynamics, stream, transitions, "
                                                       "targets, spec) or exit-codes"),

@@ -1,7 +1,8 @@
 """Output paths checked before any work starts (DESIGN.md, "CLI and exit codes": bad input exits 2 with one
 line naming the file, the option and the problem, and nothing is written).
 
-A path is writable when its nearest existing ancestor is a folder in which a file can really be created: the
+An output file's folder must exist, and so must an output folder's parent: a mistyped path is refused, never
+made (issue 25).  A path is writable when its nearest existing ancestor is a folder in which a file can really be created: the
 check makes (and removes at once) an empty temporary file there, because permission bits say nothing for root
 nor for a read-only file system.  The files themselves are written later under a temporary name and renamed
 only on success (``cli._write_text_atomic``, ``cli.write_releases``, ``html_report.write_html``).
@@ -50,7 +51,11 @@ def check_output_file(path: str | Path | None, key: str) -> None:
         raise InputError("is a directory, not a file", file=str(p), key=key)
     if os.path.lexists(p) and not p.is_file():
         raise InputError("exists and is not a regular file", file=str(p), key=key)
-    check_writable_folder(p.parent if str(p.parent) else Path("."), shown=str(p), key=key)
+    folder = p.parent if str(p.parent) else Path(".")
+    base = _nearest_existing(folder)
+    if base.is_dir() and not folder.is_dir():  # a mistyped folder is refused, never made (issue 25)
+        raise InputError(f"its folder does not exist ('{folder}'): make it first", file=str(p), key=key)
+    check_writable_folder(folder, shown=str(p), key=key)
 
 
 def check_output_dir(path: str | Path | None, key: str) -> None:
@@ -61,4 +66,8 @@ def check_output_dir(path: str | Path | None, key: str) -> None:
     p = Path(path)
     if os.path.lexists(p) and not p.is_dir():
         raise InputError("exists and is not a directory", file=str(p), key=key)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not p.exists() and not parent.is_dir() and _nearest_existing(parent).is_dir():
+        # the folder itself is made, never a chain of mistyped ones (issue 25)
+        raise InputError(f"its parent folder does not exist ('{parent}'): make it first", file=str(p), key=key)
     check_writable_folder(p, shown=str(p), key=key)

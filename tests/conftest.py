@@ -20,6 +20,10 @@ from hypothesis import settings
 # several folders share (strategies, bruteforce, ledger_data, tally) lives here in tests/; a test module imports
 # another only from its own folder
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the project's own packages ahead of it: tests/publishers, tests/attacks, tests/solver (folders of test modules,
+# no package) must never shadow publishers, attacks, solver - also under a plain `pytest`, which, unlike
+# `python -m pytest`, does not put the working folder on the path
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 settings.register_profile("ci", derandomize=True, max_examples=30, deadline=None, print_blob=True)
 settings.register_profile("thorough", max_examples=200, deadline=None)

@@ -101,10 +101,13 @@ def test_to_frame_has_one_row_per_expectation_and_metric(example):
 
 
 def test_repr_html_is_the_html_report(example):
+    """The page's body as a fragment with its style scoped to it (issue 25, item 6; tests/reports/
+    test_board_page.py checks the fragment)."""
     from multirelease.reports.html_page import render_html
 
     result = example[0]["results"]["m_invariance"]
-    assert result._repr_html_() == render_html(result.report)
+    assert result._repr_html_() == render_html(result.report, fragment=True)
+    assert render_html(result.report).split("<body>", 1)[1].split("</body>", 1)[0] in result._repr_html_()
 
 
 def test_certify_dataframes_and_dicts_give_the_cli_report(tmp_path):

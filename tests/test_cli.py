@@ -90,9 +90,11 @@ def test_run_exit_1_when_an_expectation_fails(capsys):
     assert "verdict: FAIL" in out
 
 
-def test_run_quiet_prints_nothing(capsys):
+def test_run_quiet_prints_the_verdict_line_only(capsys):
     code, out, err = cli(capsys, "run", TINY, "--quiet")
-    assert (code, out, err) == (0, "", "")
+    assert (code, out, err) == (0, "verdict: PASS (targets: population)\n", "")
+    code, out, err = cli(capsys, "run", TINY_FAIL, "-q")
+    assert (code, out, err) == (1, "verdict: FAIL (targets: population)\n", "")
 
 
 def test_run_exit_3_when_an_interval_straddles_the_threshold(capsys, tmp_path, fake_bounds):
@@ -187,8 +189,12 @@ def test_json_to_stdout_is_only_json(capsys):
 
 def test_json_to_a_file(capsys, tmp_path):
     path = tmp_path / "reports" / "tiny.json"
+    code, out, err = cli(capsys, "run", TINY, "--json", path, "--quiet")  # a mistyped folder is never made
+    assert (code, out) == (2, "") and err.strip().endswith(f"its folder does not exist ('{path.parent}'): make it "
+                                                           "first") and not path.parent.exists()
+    path.parent.mkdir()
     code, out, err = cli(capsys, "run", TINY, "--json", path, "--quiet")
-    assert (code, out, err) == (0, "", "")
+    assert (code, out, err) == (0, "verdict: PASS (targets: population)\n", "")
     assert list(json.loads(path.read_text(encoding="utf-8"))) == TOP_KEYS
     assert [p.name for p in path.parent.iterdir()] == ["tiny.json"]  # no temporary file left behind
 

@@ -43,7 +43,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from multirelease.errors import InputError
 from multirelease.formats.release_csv import release_csv as release_text
-from .store import (Ledger, LedgerRelease, keyed_digest, sha256_file, spec_fingerprint, table_bytes)
+from .store import Ledger, LedgerRelease, keyed_digest, sha256_file, table_bytes
+from .spec_changes import amend_refusal, changed_keys, spec_changes
 from .gate import GateResume, last_snapshot, record as record_gate
 from multirelease.formats.scenario import load_yaml
 from multirelease.model.schema import Schema
@@ -51,7 +52,8 @@ from multirelease.model.table import Table, read_table
 
 __all__ = ["make_release", "Outcome", "load_spec", "history_lines", "verify_ledger", "ledger_certify_plan",
            "FileProblem", "check_files", "certify_plan_checked", "verify_ledger_checked", "integrity_line",
-           "integrity_report", "uncertified_report", "ledger_name", "SPEC_KEYS", "FAULT_ENV"]
+           "integrity_report", "uncertified_report", "ledger_name", "withdraw_release", "churn_problem",
+           "SPEC_KEYS", "FAULT_ENV"]
 
 SPEC_KEYS = ("name", "description", "schema", "transitions", "adversary", "attacks", "expect", "targets",
              "publisher", "snapshot", "waive")
@@ -169,6 +171,20 @@ def derive_changes(old: Table | None, new: Table) -> dict[str, int]:
             "updated": int(diff.sum())}
 
 
+def churn_problem(changes: Mapping[str, int], before: int, after: int) -> str | None:
+    """A month that removes more than half of the population or more than doubles it (issue 25: most often a
+    partial or a duplicated export): the words saying so, ``None`` for an ordinary month.  ``before`` /
+    ``after``: the records of the last snapshot and of this one."""
+    if not before:
+        return None
+    if changes["deleted"] * 2 > before:
+        return (f"the snapshot removes {changes['deleted']:,} of the {before:,} records of the last one "
+                f"({changes['deleted'] / before:.0%})")
+    if after > 2 * before:
+        return f"the snapshot has {after:,} records, more than twice the {before:,} of the last one"
+    return None
+
+
 # ---------------------------------------------------------------------- files
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
@@ -213,7 +229,8 @@ def counterfeits_path(out: Path) -> Path:
 
 def _recover(led: Ledger, history: Sequence[LedgerRelease]) -> None:
     """Finish what a killed call left: the last release's files (committed, not yet renamed) and the BPG
-    databases no recorded release refers to."""
+    databases neither of the last two releases refers to (the one before the last is kept for a withdrawal of
+    the last: :func:`withdraw_release`)."""
     keep: set[str] = set()
     if history:
         last = history[-1]
@@ -222,8 +239,9 @@ def _recover(led: Ledger, history: Sequence[LedgerRelease]) -> None:
             if file and not Path(file).exists() and _partial(Path(file)).exists():
                 blobs = blobs or led.blobs(last.n)
                 _install(Path(file), blobs[key])
-        if last.publisher == "bpg":
-            keep.add(str(led.state(last.n).get("database")))
+        for r in history[-2:]:
+            if r.publisher == "bpg":
+                keep.add(str(led.state(r.n).get("database")))
     for p in led.dir.glob("bpg_*.db*"):
         if p.name.split(".db")[0] + ".db" not in keep:
             p.unlink()
@@ -286,19 +304,27 @@ def _seed(secret: bytes) -> int:
 
 def make_release(spec_path: str | Path, snapshot: str | Path | Table, ledger_dir: str | Path, out: str | Path, *,
                  dry_run: bool = False, amend: str | None = None,
-                 progress: Callable[[str, int, int], None] | None = None, notation: str = "native") -> Outcome:
+                 progress: Callable[[str, int, int], None] | None = None, notation: str = "native",
+                 confirm_churn: bool = False) -> Outcome:
     """One call of ``multirelease release`` (module docstring).  Bad input raises :class:`InputError`.
-    ``notation``: the release file in the project's notation or ARX's (:mod:`multirelease.formats.arx`)."""
+    ``notation``: the release file in the project's notation or ARX's (:mod:`multirelease.formats.arx`).
+    ``amend``: the reason of a spec that differs from the last release's in a recorded key
+    (:mod:`.spec_changes`); ``confirm_churn``: the custodian states that a month removing more than half of the
+    population, or more than doubling it, is real (:func:`churn_problem`; recorded as an event)."""
     old_umask = os.umask(0o077)
     try:
         return _make_release(Path(spec_path), snapshot, Path(ledger_dir), Path(out).resolve(), dry_run, amend,
-                             progress, notation)
+                             progress, notation, confirm_churn)
     finally:
         os.umask(old_umask)
 
 
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
 def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_run: bool, amend: str | None,
-                  progress, notation: str = "native") -> Outcome:
+                  progress, notation: str = "native", confirm_churn: bool = False) -> Outcome:
     from multirelease import pipeline
 
     doc, base, schema, sep = load_spec(spec_path)
@@ -331,14 +357,20 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                            f"({out})", [out])
         if out.exists():
             raise InputError("exists: the ledger never overwrites a file", file=str(out), key="--out")
-        if last is not None and amend is None and spec_fingerprint(json.loads(last.spec)) != spec_fingerprint(doc):
-            raise InputError("the schema or publisher differs from the ledger's (give --amend REASON to change it)",
-                             file=str(spec_path))
+        if last is not None and amend is None:
+            differs = spec_changes(json.loads(last.spec), doc)
+            if differs:
+                raise InputError(amend_refusal(last.n, differs), file=str(spec_path))
         _point("read")
         # the earlier releases are not read: the gate extends what the ledger kept of them (ledger_gate)
         resume = GateResume(led, history, schema, doc)
         previous = last_snapshot(led, history, schema)
         changes = derive_changes(previous, table)
+        churn = churn_problem(changes, len(previous) if previous is not None else 0, len(table))
+        if churn is not None and not confirm_churn:
+            raise InputError(f"{churn}: a partial or duplicated export? nothing was published; if the month is "
+                             "real, give --confirm-churn (recorded in the ledger)", file=str(snapshot),
+                             key="SNAPSHOT")
         # updates follow the spec's public model
         from multirelease.model.transitions import check_updates, load_transitions
 
@@ -383,7 +415,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             if cf_csv is not None:
                 _write_synced(_partial(cf_out), cf_csv)
             _point("written")
-            row = LedgerRelease(n=n, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            row = LedgerRelease(n=n, created=_now(),
                                 snapshot_rows=len(table), records=len(release), publisher=name,
                                 verdict=_recorded_verdict(run),
                                 file=str(out), sha256=hashlib.sha256(release_csv).hexdigest(),
@@ -395,6 +427,8 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             led.record(row, release_csv=release_csv, counterfeits_csv=cf_csv, snapshot=snap_bytes, truth=truth,
                        state=new_state)
             record_gate(led, n, row.sha256, run, resume)
+            if churn is not None:
+                led.event(n, "churn", f"confirmed: {churn}", row.created)
             _point("recorded")
             led.commit()
             recorded = True
@@ -432,17 +466,90 @@ def _recorded_verdict(run) -> str:
     return "PASS (waived: " + ", ".join(f"{j.expectation.text} {words[j.holds]}" for j in waived) + ")"
 
 
+def withdraw_release(ledger_dir: str | Path, n: int, reason: str | None) -> tuple[LedgerRelease, list[str]]:
+    """``multirelease ledger DIR --withdraw N --reason TEXT`` (issue 25): release ``n``, the last one, never went
+    out - the custodian says so, with the reason.  In one transaction its row moves to the ledger's
+    ``withdrawn`` table (kept, with the event and the reason) and the gate's states kept for it are dropped;
+    later gates no longer count it and the next month is release ``n`` again.  Its files are removed from the
+    release folder first (only when they are the bytes the ledger recorded: a changed file is refused, exit 2;
+    a missing one is taken as already removed), so that a kill at any moment leaves either the release recorded
+    (run the withdrawal again) or withdrawn.  A release that was sent cannot be un-published: never withdraw it.
+    Returns the withdrawn row and the files removed."""
+    if reason is None or not reason.strip():
+        raise InputError("say why the release never went out: --reason TEXT (recorded in the ledger)",
+                         key="--reason")
+    old_umask = os.umask(0o077)
+    led = Ledger(ledger_dir, write=True)
+    try:
+        history = led.history()
+        if not history:
+            raise InputError("the ledger holds no release", file=str(ledger_dir), key="--withdraw")
+        _recover(led, history)
+        last = history[-1]
+        if n != last.n:
+            raise InputError(f"only the last release can be withdrawn: release {last.n} is the last "
+                             f"({'no release ' + str(n) if not 1 <= n < last.n else 'withdraw the later ones first, newest first'})",
+                             file=str(ledger_dir), key="--withdraw")
+        if len(history) > 1 and history[-2].publisher == "bpg":
+            database = led.state(history[-2].n).get("database")
+            if not (led.dir / str(database)).is_file():
+                raise InputError(f"release {history[-2].n}'s BPG database ({database}) is no longer kept (made "
+                                 "before withdrawals existed): the release cannot be withdrawn", file=str(ledger_dir),
+                                 key="--withdraw")
+        files = [(f, sha) for f, sha in ((last.file, last.sha256), (last.counterfeits_file, last.counterfeits_sha256))
+                 if f]
+        for f, sha in files:
+            found = sha256_file(f)
+            if found is not None and found != sha:
+                raise InputError(f"changed since release {n} was written (recorded sha256 {sha}, found sha256 "
+                                 f"{found}): it is not the ledger's file; move it away first", file=f, key="--withdraw")
+        removed = []
+        for f, _ in files:
+            if Path(f).exists():
+                Path(f).unlink()
+                removed.append(f)
+        if removed:
+            _fsync_dir(Path(removed[0]).parent)
+        led.begin(led.secret())
+        led.withdraw(n, reason.strip(), _now())
+        led.commit()
+        return last, removed
+    finally:
+        led.rollback()
+        led.close()
+        os.umask(old_umask)
+
+
 def history_lines(ledger_dir: str | Path) -> list[str]:
-    """``multirelease ledger DIR``: one line per release."""
+    """``multirelease ledger DIR``: one line per release, with what each amendment changed, and the ledger's
+    events (withdrawals, confirmed churn) in the order they happened."""
     with Ledger(ledger_dir, write=False) as led:
-        out = []
-        for r in led.history():
-            line = (f"{r.n}  {r.created}  snapshot {r.snapshot_rows:,} rows  published {r.records:,}  "
-                    f"{r.publisher}  {r.verdict}  sha256 {r.sha256}")
-            if r.amend:
-                line += f"  amended: {r.amend}"
-            out.append(line)
-        return out
+        history, events, withdrawn = led.history(), led.events(), led.withdrawn()
+    withdrawals = [e for e in events if e.kind == "withdrawn"]  # the k-th of release n is its k-th row withdrawn
+    lines: list[str] = []
+    previous: dict = {}
+
+    def add(r: LedgerRelease) -> None:
+        nonlocal previous
+        line = (f"{r.n}  {r.created}  snapshot {r.snapshot_rows:,} rows  published {r.records:,}  "
+                f"{r.publisher}  {r.verdict}  sha256 {r.sha256}")
+        doc = json.loads(r.spec)
+        if r.amend:
+            keys = changed_keys(previous, doc) if previous else []
+            line += f"  amended: {r.amend}" + (f" (changed: {', '.join(keys)})" if keys else "")
+        previous = doc
+        lines.append(line)
+        lines.extend(f"{e.n}  {e.created}  {e.kind}: {e.detail}" for e in events
+                     if e.kind != "withdrawn" and e.n == r.n and e.created == r.created)
+
+    active = {r.n: r for r in history}
+    for n in sorted({r.n for r in history} | {r.n for r in withdrawn}):
+        for w, e in zip([r for r in withdrawn if r.n == n], [e for e in withdrawals if e.n == n]):
+            add(w)
+            lines.append(f"{n}  {e.created}  WITHDRAWN before it went out: {e.detail} (later gates do not count it)")
+        if n in active:
+            add(active[n])
+    return lines
 
 
 @dataclass(frozen=True)
@@ -543,13 +650,44 @@ def _foreign_problems(history: Sequence[LedgerRelease]) -> list[FileProblem]:
     return out
 
 
-def check_files(ledger_dir: str | Path) -> list[FileProblem]:
+def relocate(history: Sequence[LedgerRelease], folder: str | Path | None) -> list[LedgerRelease]:
+    """The history with its files found in ``folder`` (``ledger --verify --releases DIR``, issue 25: the release
+    folder moved): each recorded file by its name there, else by its recorded SHA-256 among the folder's files
+    (renamed); a file found by neither is looked for by its name (and reported missing).  ``None``: as
+    recorded."""
+    if folder is None:
+        return list(history)
+    import dataclasses
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError("is not a folder", file=str(folder), key="--releases")
+    by_hash: dict[str, str] = {}
+    for f in sorted(root.rglob("*.csv")):
+        if f.is_file():
+            by_hash.setdefault(sha256_file(f), str(f.resolve()))
+
+    def find(file: str | None, sha: str | None) -> str | None:
+        if not file:
+            return file
+        named = root / Path(file).name
+        if named.is_file() or sha not in by_hash:
+            return str(named.resolve())
+        return by_hash[sha]
+
+    return [dataclasses.replace(r, file=find(r.file, r.sha256),
+                                counterfeits_file=find(r.counterfeits_file, r.counterfeits_sha256)) for r in history]
+
+
+def check_files(ledger_dir: str | Path, releases: str | Path | None = None) -> list[FileProblem]:
     """``ledger DIR --verify``'s integrity check: every recorded file against its SHA-256, and the release
-    folders for files the ledger never recorded."""
+    folders for files the ledger never recorded.  ``releases``: the folder the files moved to
+    (:func:`relocate`)."""
     with Ledger(ledger_dir, write=False) as led:
         history = led.history()
     if not history:
         raise InputError("the ledger holds no release", file=str(ledger_dir))
+    history = relocate(history, releases)
     return _recorded_problems(history) + _foreign_problems(history)
 
 
@@ -577,10 +715,11 @@ def ledger_certify_plan(ledger_dir: str | Path, files: Sequence[str | Path] | No
 
 def certify_plan_checked(ledger_dir: str | Path, files: Sequence[str | Path] | None = None,
                          spec_path: str | Path | None = None, notation: str | None = None,
-                         checked: Sequence[FileProblem] | None = None):
+                         checked: Sequence[FileProblem] | None = None, releases: str | Path | None = None):
     """:func:`ledger_certify_plan` with its problems as :class:`FileProblem`; the plan is ``None`` when a
     recorded file is missing.  ``checked``: with ``files`` None, the recorded files' problems the caller found
-    already (:func:`check_files`), used instead of hashing every file again."""
+    already (:func:`check_files`), used instead of hashing every file again.  ``releases``: the folder the
+    recorded files moved to (:func:`relocate`)."""
     from multirelease import pipeline
     from multirelease.formats.release_csv import read_release_csv
 
@@ -588,6 +727,7 @@ def certify_plan_checked(ledger_dir: str | Path, files: Sequence[str | Path] | N
         history = led.history()
         if not history:
             raise InputError("the ledger holds no release", file=str(ledger_dir))
+        history = relocate(history, releases)
         last_doc = json.loads(history[-1].spec)
         if spec_path is None:
             path = Path(history[-1].spec_path)
@@ -646,14 +786,15 @@ def verify_ledger(ledger_dir: str | Path, progress=None, notation: str | None = 
 
 
 def verify_ledger_checked(ledger_dir: str | Path, progress=None, notation: str | None = None,
-                          checked: Sequence[FileProblem] | None = None):
+                          checked: Sequence[FileProblem] | None = None, releases: str | Path | None = None):
     """:func:`verify_ledger` with its problems as :class:`FileProblem` (:func:`check_files`'; ``checked``: its
-    answer when the caller has it already - the files are not hashed and the folders not listed again)."""
+    answer when the caller has it already - the files are not hashed and the folders not listed again).
+    ``releases``: the folder the recorded files moved to (:func:`relocate`)."""
     from multirelease import pipeline
 
-    problems = check_files(ledger_dir) if checked is None else list(checked)
+    problems = check_files(ledger_dir, releases) if checked is None else list(checked)
     sc, _ = certify_plan_checked(ledger_dir, notation=notation,
-                                 checked=[p for p in problems if p.problem != "foreign"])
+                                 checked=[p for p in problems if p.problem != "foreign"], releases=releases)
     if sc is None:
         return None, problems
     return pipeline.run_scenario(sc, progress), problems

@@ -6,7 +6,8 @@ holder may know: every snapshot (ids and raw values, the truth behind each relea
 (which id is behind which row, counterfeit flags), the publishers' state (JSON), the ledger's secret (from
 :mod:`secrets`: it seeds the publishers and keys every digest of raw data, HMAC-SHA-256), the spec each release
 was made with (and the reason of any amendment), each release as published and the SHA-256 of every file
-written.  No unkeyed digest of a raw value is stored: a snapshot is recognised by its HMAC under the secret.
+written, and the ledger's events (issue 25): a release withdrawn before it went out (its row moved to
+``withdrawn``, with the reason), a month whose churn the custodian confirmed.  No unkeyed digest of a raw value is stored: a snapshot is recognised by its HMAC under the secret.
 
 Writers hold an exclusive ``flock`` on ``lock`` for the whole call (a second writer fails at once: "ledger is in
 use by process N", the pid being written into the lock file while it is held and cleared after).  A release is
@@ -38,7 +39,8 @@ from multirelease.formats.release_csv import counterfeits_from_frame, read_relea
 from multirelease.model.schema import Schema
 from multirelease.model.table import Table
 
-__all__ = ["Ledger", "LedgerRelease", "DB_NAME", "LOCK_NAME", "keyed_digest", "table_bytes", "table_from_bytes"]
+__all__ = ["Ledger", "LedgerRelease", "LedgerEvent", "DB_NAME", "LOCK_NAME", "keyed_digest", "table_bytes",
+           "table_from_bytes"]
 
 DB_NAME = "ledger.sqlite"
 LOCK_NAME = "lock"
@@ -68,6 +70,15 @@ CREATE TABLE releases (
     truth BLOB NOT NULL,            -- zlib JSON: {"person": [id or null per row], "counterfeit": [0/1 per row]}
     state BLOB NOT NULL             -- zlib JSON: the publisher's state after this release
 )""")
+
+
+#: made by the first write that needs them (a ledger made before issue 25 gains them then; readers cope without)
+_EVENT_DDL = (
+    "CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, created TEXT NOT NULL, "
+    "n INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL)",
+    # a withdrawn release's row as it was in ``releases`` (several rows may share an ``n``: a number is reused)
+    "CREATE TABLE IF NOT EXISTS withdrawn AS SELECT * FROM releases WHERE 0",
+)
 
 
 def keyed_digest(secret: bytes, data: bytes) -> str:
@@ -121,6 +132,19 @@ class LedgerRelease:
 
 
 _FIELDS = tuple(LedgerRelease.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class LedgerEvent:
+    """One event of the ledger's history besides its releases (issue 25): ``kind`` ``withdrawn`` (release
+    ``n`` withdrawn before it went out; ``detail`` the custodian's reason) or ``churn`` (release ``n``'s snapshot
+    removed more than half of the population or more than doubled it, confirmed with ``--confirm-churn``;
+    ``detail`` the figures)."""
+
+    created: str
+    n: int
+    kind: str
+    detail: str
 #: the compressed columns of a release's row (:meth:`Ledger.blobs`), in table order
 _BLOBS = ("release_csv", "counterfeits_csv", "snapshot", "truth", "state")
 
@@ -255,7 +279,25 @@ class Ledger:
     def state(self, n: int) -> dict:
         return json.loads(self.blob(n, "state"))
 
-    # ------------------------------------------------------------------ the one write
+    def events(self) -> list[LedgerEvent]:
+        """The ledger's events, oldest first (none for a ledger that never had one)."""
+        if self.con is None or not self._has("events"):
+            return []
+        rows = self.con.execute("SELECT created, n, kind, detail FROM events ORDER BY id").fetchall()
+        return [LedgerEvent(*r) for r in rows]
+
+    def withdrawn(self) -> list[LedgerRelease]:
+        """The rows of the releases withdrawn, in the order they were withdrawn."""
+        if self.con is None or not self._has("withdrawn"):
+            return []
+        rows = self.con.execute(f"SELECT {', '.join(_FIELDS)} FROM withdrawn ORDER BY rowid").fetchall()
+        return [LedgerRelease(*r) for r in rows]
+
+    def _has(self, table: str) -> bool:
+        return self.con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                                (table,)).fetchone() is not None
+
+    # ------------------------------------------------------------------ the writes
     def begin(self, secret: bytes) -> None:
         """Open the release's transaction (making the database and its tables in it for a new ledger)."""
         if self.con is None:
@@ -284,6 +326,27 @@ class Ledger:
         cols = _FIELDS + _BLOBS
         self.con.execute(f"INSERT INTO releases ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                          values + blobs)
+
+    def event(self, n: int, kind: str, detail: str, created: str) -> None:
+        """Record an event (inside the transaction :meth:`begin` opened)."""
+        for ddl in _EVENT_DDL:
+            self.con.execute(ddl)
+        self.con.execute("INSERT INTO events (created, n, kind, detail) VALUES (?, ?, ?, ?)",
+                         (created, n, kind, detail))
+
+    def withdraw(self, n: int, reason: str, created: str) -> None:
+        """Withdraw release ``n`` (inside the transaction :meth:`begin` opened): its row moves to ``withdrawn``,
+        the gate's states kept for it or after it are dropped (the next gate folds the releases in again), and
+        the event is recorded."""
+        for ddl in _EVENT_DDL:
+            self.con.execute(ddl)
+        self.con.execute("INSERT INTO withdrawn SELECT * FROM releases WHERE n = ?", (n,))
+        self.con.execute("DELETE FROM releases WHERE n = ?", (n,))
+        have = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table in ("gate_parts", "gate_summary", "release_metrics"):
+            if table in have:
+                self.con.execute(f"DELETE FROM {table} WHERE n >= ?", (n,))
+        self.event(n, "withdrawn", reason, created)
 
     def commit(self) -> None:
         self.con.execute("COMMIT")

@@ -8,6 +8,14 @@ metric per release (matplotlib SVG, inline, with the requirement's threshold dra
 the witness drawn as its paper draws it (:mod:`multirelease.reports.html_witness`).  Because the page reads only the
 report dict, ``run`` and ``certify`` of the same files give the same page.
 
+A ledger's page (``ledger DIR --html``, ``certify --ledger ... --html``) is handed to a review board (issue 25,
+item 6): it names persons by the ledger's keyed pseudonyms, never by the snapshots' identifiers (``names``,
+:func:`pseudonymize`); shows every SHA-256 whole (wrapped, selected by one click), every quasi-identifier under
+its attribute's name, one count of an attack's targets and the reference's one line beside every metric
+(:func:`metric_meaning`); its figures are as wide as their labels.  ``fragment=True`` gives the page as one
+element whose style applies to it alone (a notebook's ``_repr_html_``).  tests/reports/test_board_page.py lays
+the pages out in headless Chromium at 900 and 1,400 px and finds nothing wider than the window, cut or clipped.
+
 The page loads nothing: no script, no external style sheet, font or image; every figure is inline SVG.
 A verdict never claims more than the report proves: an interval is shown as an interval, an estimate as an
 estimate.
@@ -24,9 +32,10 @@ from typing import Any, Mapping
 
 from multirelease.errors import InputError
 from multirelease.expect import parse_expectation
-from .html_witness import draw_witness, esc, release_series
+from .html_witness import draw_witness, esc, qi_items, release_series, targets_counted
 
-__all__ = ["render_html", "write_html", "check_html_target", "VERDICT_TITLES"]
+__all__ = ["render_html", "write_html", "check_html_target", "pseudonymize", "metric_meaning", "scoped_css",
+           "VERDICT_TITLES", "FRAGMENT_CLASS"]
 
 #: how many target rows each attack's table shows (the worst first)
 MAX_TARGET_ROWS = 20
@@ -61,9 +70,14 @@ ATTACK_WORDS = {
 _OP_WORDS = {"==": "equal", "!=": "differ from", "<": "be below", "<=": "be at most", ">": "exceed",
              ">=": "be at least"}
 
+#: the class of the element :func:`render_html` returns with ``fragment=True`` (a notebook's ``_repr_html_``)
+FRAGMENT_CLASS = "multirelease-report"
+
+#: the page's style sheet: one rule a line-group, ``body`` the page itself (``fragment=True`` scopes every
+#: selector to :data:`FRAGMENT_CLASS`: :func:`scoped_css`)
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;margin:0 auto;
-max-width:1100px;padding:1.2em 1.6em;color:#1d2330;line-height:1.45}
+max-width:1100px;padding:1.2em 1.6em;color:#1d2330;line-height:1.45;overflow-wrap:break-word}
 h1{font-size:1.6em;margin:.2em 0}h2{border-bottom:2px solid #d7dbe3;padding-bottom:.2em;margin-top:1.8em}
 h3{margin:1.2em 0 .4em}.desc{color:#4a5366;max-width:60em}
 .verdict{border-radius:8px;padding:1em 1.3em;margin:1em 0;border:2px solid}
@@ -73,16 +87,26 @@ h3{margin:1.2em 0 .4em}.desc{color:#4a5366;max-width:60em}
 .v-pass strong{color:#1f6b40}.v-fail strong{color:#a12a1f}.v-unknown strong{color:#8a6500}
 .v-none strong{color:#33558c}
 .v-sub{background:#f6f7f9;border-color:#9aa3b2;border-width:1px}.v-sub .verdict-line{font-size:1.15em}
-.v-sub strong{color:#1d2330}code.hash{font-size:.85em;word-break:break-all}#ledger pre{overflow-x:auto}
+.v-sub strong{color:#1d2330}
+code.hash{font-size:.85em;word-break:break-all;overflow-wrap:anywhere;user-select:all}
+code.path{overflow-wrap:anywhere}table.targets{font-size:.85em}table.targets th,table.targets td{padding:.2em .4em}
+ol.history{padding-left:0;list-style:none;font-family:ui-monospace,'DejaVu Sans Mono',monospace;font-size:.85em}
+ol.history li{white-space:pre-wrap;overflow-wrap:anywhere;margin:.2em 0}ol.history code.hash{font-size:1em}
 .v-waived{background:#fff6e0;border-color:#d4a017}.v-waived strong{color:#8a6500}
 #reproduced strong{color:#1f2937}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
 th,td{border:1px solid #d7dbe3;padding:.25em .55em;text-align:left;vertical-align:top}
-th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f2f4f8}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.what{display:block;font-weight:normal;color:#4a5366;font-size:.85em;min-width:14em;max-width:30em}
+td.what{display:table-cell}dl.legend{font-size:.85em;color:#4a5366;margin:.2em 0 1em}
+dl.legend dt{display:inline;font-weight:600}dl.legend dd{display:inline;margin:0}
+dl.legend dd:after{content:"";display:block}.pseudonyms{font-size:.9em}
 tr.row-bad td{background:#fdecec}tr.row-unk td{background:#fff6e0}
 .yes{color:#1f6b40;font-weight:600}.no{color:#a12a1f;font-weight:600}.unk{color:#8a6500;font-weight:600}
 .note{color:#4a5366;font-size:.9em}.chart svg,.witness svg{max-width:100%;height:auto}
-.scroll{overflow-x:auto}code{background:#f2f4f8;padding:0 .25em;border-radius:3px}
+.scroll{overflow-x:auto}code{background:#f2f4f8;padding:0 .25em;border-radius:3px;
+font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace}
+pre{white-space:pre-wrap;overflow-wrap:anywhere}
 footer{margin-top:3em;color:#6b7385;font-size:.85em;border-top:1px solid #d7dbe3;padding-top:.6em}
 """
 
@@ -283,7 +307,8 @@ def _integrity_section(report: Mapping) -> str:
     the ledger recorded and the one found now."""
     problems = report["integrity"]
     rows = "".join(
-        f"<tr class=\"row-bad\"><td>{esc(p['file'])}</td><td class=num>{esc(fmt(p.get('release')))}</td>"
+        f"<tr class=\"row-bad\"><td><code class=\"path\">{esc(p['file'])}</code></td>"
+        f"<td class=num>{esc(fmt(p.get('release')))}</td>"
         f"<td>{esc(_INTEGRITY_WORDS.get(p['problem'], p['problem']))}</td>"
         f"<td><code class=\"hash\">{esc(p.get('recorded_sha256') or 'none recorded')}</code></td>"
         f"<td><code class=\"hash\">{esc(p.get('found_sha256') or 'missing')}</code></td></tr>" for p in problems)
@@ -351,21 +376,60 @@ def _releases_section(report: Mapping) -> str:
     head = "".join(f"<th>release {r['index']}</th>" for r in rel)
     rows = [("records", [r["records"] for r in rel]), ("classes", [r["classes"] for r in rel])]
     rows += [(k, [r["metrics"].get(k) for r in rel]) for k in names]
-    body = ["<tr><th>" + esc(k) + "</th>" + "".join("<td class=num>" + esc(fmt(v)) + "</td>" for v in vals) + "</tr>"
-            for k, vals in rows]
+    body = ["<tr><th>" + esc(k) + _what(metric_meaning(None, k), "span") + "</th>"
+            + "".join("<td class=num>" + esc(fmt(v)) + "</td>" for v in vals) + "</tr>" for k, vals in rows]
     return (f'<section id="releases"><h2>Releases</h2><div class="scroll"><table><tr><th>metric</th>{head}</tr>'
             f"{''.join(body)}</table></div></section>")
 
 
-def _summary_table(res: Mapping) -> str:
-    rows = [f"<tr><td>{esc(m)}</td><td class=num>{esc(fmt(v))}</td><td>exact</td></tr>"
-            for m, v in res.get("summary", {}).items()]
+def metric_meaning(attack: str | None, metric: str) -> str:
+    """The reference's one line on a metric (issue 25, item 6: LM, EM, FEM, VEM, AIL... were never explained):
+    a release metric's (``attack`` None) from ``RELEASE_METRIC_TEXT``, an attack's from its class's
+    ``metric_descriptions`` (a described pattern such as ``{F,C,B}_<n>`` matching ``C_1``), as
+    ``multirelease describe`` prints them; ``""`` for a metric the reference does not describe."""
+    if attack is None:
+        from .reference_keys import RELEASE_METRIC_TEXT
+
+        return RELEASE_METRIC_TEXT.get(metric, "")
+    from attacks import ATTACKS
+
+    try:
+        desc = getattr(ATTACKS[attack], "metric_descriptions", {}) or {}
+    except (KeyError, ImportError):
+        return ""
+    if metric in desc:
+        return desc[metric]
+    from .reference import metric_pattern
+
+    return next((text for name, text in desc.items() if metric_pattern(name).match(metric)), "")
+
+
+def _what(text: str, tag: str = "span") -> str:
+    """A metric's one-line meaning beside its name (nothing when the reference has none)."""
+    return f'<{tag} class="what">{esc(_plain_md(text))}</{tag}>' if text else ""
+
+
+def _key_html(key: str) -> str:
+    """A report key as a column head that may break after its underscores (``prosecutor_<wbr>max``): a
+    table of ten such columns fits 900 px without cutting a word anywhere else (issue 25, item 6)."""
+    return esc(key).replace("_", "_<wbr>")
+
+
+def _plain_md(text: str) -> str:
+    """The reference's Markdown (``code``) as plain text."""
+    return text.replace("`", "")
+
+
+def _summary_table(name: str, res: Mapping) -> str:
+    rows = [f"<tr><td>{esc(m)}</td><td class=num>{esc(fmt(v))}</td><td>exact</td>"
+            f"{_what(metric_meaning(name, m), 'td') or '<td></td>'}</tr>" for m, v in res.get("summary", {}).items()]
     for m, b in res.get("bounds", {}).items():
         est = res.get("estimates", {}).get(m)
         extra = f"; estimate {fmt(est)} (not proven)" if est is not None else ""
         rows.append(f'<tr class="row-unk"><td>{esc(m)}</td><td>{esc(interval_words(m, b) + extra)}</td>'
-                    f"<td>interval</td></tr>")
-    return f"<table><tr><th>metric</th><th>value</th><th></th></tr>{''.join(rows)}</table>"
+                    f"<td>interval</td>{_what(metric_meaning(name, m), 'td') or '<td></td>'}</tr>")
+    return (f"<table><tr><th>metric</th><th>value</th><th></th><th>what it measures</th></tr>{''.join(rows)}"
+            "</table>")
 
 
 def _cell(v: Any) -> str:
@@ -380,7 +444,7 @@ def _cell(v: Any) -> str:
 
 def _correspondence_row(row: Mapping) -> dict:
     """A correspondence target row in words: the target's values, and per attack where it is cracked."""
-    out = {"target": ", ".join(str(v) for v in (row.get("qid") or {}).values()), "arrives": row.get("timestamp")}
+    out = {"target": ", ".join(qi_items(row.get("qid"))), "arrives": row.get("timestamp")}
     if "individuals" in row:
         out["individuals"] = row["individuals"]
     for fam in ("F", "C", "B"):
@@ -409,7 +473,8 @@ def _target_key(name: str):
     return None
 
 
-def _targets_section(name: str, rows: list) -> str:
+def _targets_section(name: str, res: Mapping) -> str:
+    rows = list(res.get("targets", []))
     if not rows:
         return '<p class="note">The attack reported no target rows.</p>'
     per_release = all(isinstance(r, Mapping) and "release" in r and "qid" not in r for r in rows)
@@ -422,13 +487,21 @@ def _targets_section(name: str, rows: list) -> str:
         if isinstance(r, Mapping):
             cols += [k for k in r if k not in cols]
     cols = cols[:12]
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    head = "".join(f"<th>{_key_html(c)}</th>" for c in cols)
     body = "".join("<tr>" + "".join(f"<td>{esc(_cell(r.get(c)))}</td>" for c in cols) + "</tr>"
                    for r in shown if isinstance(r, Mapping))
     title = "Per release" if per_release else "Worst targets"
-    note = (f'<p class="note">The {len(shown)} worst of {len(rows):,} target rows.</p>'
-            if len(rows) > len(shown) and not per_release else "")
-    return f'<h3>{title}</h3>{note}<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
+    kept, judged = targets_counted(res)
+    note = ""
+    if judged > len(shown) and not per_release:  # the count of the chart's caption, in the same words
+        note = (f'<p class="note">The {len(shown):,} worst of the {judged:,} targets judged'
+                + (f" (the report keeps the {kept:,} worst)" if len(shown) < kept < judged else "") + ".</p>")
+    explained = set(res.get("summary", {})) | set(res.get("bounds", {}))  # in the table above
+    legend = [(c, metric_meaning(name, c)) for c in cols if c not in explained]
+    legend = "".join(f"<dt>{esc(c)}</dt><dd>: {esc(_plain_md(t))}</dd>" for c, t in legend if t)
+    legend = f'<dl class="legend">{legend}</dl>' if legend else ""
+    return (f'<h3>{title}</h3>{note}<div class="scroll"><table class="targets"><tr>{head}</tr>{body}</table></div>'
+            f"{legend}")
 
 
 def _requirements_of(report: Mapping, name: str) -> list[tuple[str, str, float, Mapping]]:
@@ -514,13 +587,13 @@ def _attack_section(report: Mapping, name: str, res: Mapping, index: int) -> str
     exact = res.get("exact", True) and not res.get("bounds")
     parts.append(f"<p>{'Every figure of this attack is exact.' if exact else 'Some figures are intervals: '}"
                  f"{'' if exact else 'the engine stopped before it could prove a value (see the table).'}</p>")
-    parts.append(_summary_table(res))
+    parts.append(_summary_table(name, res))
     reqs = _requirements_of(report, name)
     charts = release_series(name, res, n, [m for m, *_ in reqs])
     for j, chart in enumerate(charts):
         parts.append(f'<div class="chart">{_chart_svg(chart, reqs, n, f"a{index}c{j}")}'
                      f'<p class="note">{esc(chart.get("caption", ""))}</p></div>')
-    parts.append(_targets_section(name, list(res.get("targets", []))))
+    parts.append(_targets_section(name, res))
     witness = draw_witness(name, res)
     if witness:
         parts.append(f'<h3>Witness</h3><div class="witness">{witness}</div>')
@@ -530,19 +603,105 @@ def _attack_section(report: Mapping, name: str, res: Mapping, index: int) -> str
     return "".join(parts)
 
 
+#: a SHA-256 (or any 64-hex digest) in a line of text
+_HASH = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def _with_hashes(text: str) -> str:
+    """``text`` escaped, each SHA-256 in it whole in a ``<code class="hash">``: wrapped anywhere on a narrow
+    screen, never cut, and selected whole by one click (issue 25, item 6: the history's hashes were cut at 900
+    and 1,400 px)."""
+    return _HASH.sub(lambda m: f'<code class="hash">{m.group(0)}</code>', esc(text))
+
+
 def _ledger_section(report: Mapping) -> str:
     lines = report.get("ledger_history")
     if not lines:
         return ""
     problems = report.get("ledger_problems") or []
-    bad = "".join(f'<p class="no">{esc(p)}</p>' for p in problems)
-    return f'<section id="ledger"><h2>Ledger history</h2>{bad}<pre>{esc(chr(10).join(lines))}</pre></section>'
+    bad = "".join(f'<p class="no">{_with_hashes(p)}</p>' for p in problems)
+    items = "".join(f"<li>{_with_hashes(line)}</li>" for line in lines)
+    return f'<section id="ledger"><h2>Ledger history</h2>{bad}<ol class="history">{items}</ol></section>'
+
+
+#: report keys whose values are attribute values (quasi-identifiers, sensitive values), never persons: left as
+#: they are by :func:`pseudonymize` even where one equals an identifier (numeric identifiers and ages)
+_VALUE_KEYS = frozenset({"qi", "qid", "sensitive", "value", "values", "world_value", "feasible", "risk",
+                         "sug_candidates", "joint_candidates"})
+#: keys holding a person as a string and attribute values as a mapping (update_graph's ``candidates`` are values
+#: by weight, intersection's a list of uids; correspondence's ``target`` a QI tuple, update_graph's a record)
+_MAPPING_VALUE_KEYS = frozenset({"candidates", "target"})
+#: a word of free text (notes, reasons), as :func:`pseudonymize` looks for identifiers in it
+_WORD = re.compile(r"[^\s,;:()\[\]{}'\"=<>]+")
+
+
+def pseudonymize(report: Any, names: Mapping[str, str]) -> Any:
+    """A copy of ``report`` in which every person is named by ``names[identifier]`` (the ledger's keyed
+    pseudonyms, :func:`multirelease.ledger.pseudonyms.ledger_pseudonyms`; issue 25, item 6: a board page held the
+    snapshot's identifiers): a string or a mapping key equal to an identifier, and a non-numeric word of free
+    text equal to one.  Attribute values (:data:`_VALUE_KEYS`) are left alone.  Matching is exact, so nothing
+    that is an identifier stays on the page whatever attack or key reported it; the price is that a value
+    outside those keys that happens to equal an identifier is renamed too."""
+    if not names:
+        return report
+
+    def word(m: "re.Match") -> str:
+        w = m.group(0)
+        return w if w.isdigit() else names.get(w, w)
+
+    def walk(x: Any, values: bool) -> Any:
+        kind = type(x)
+        if kind is str or isinstance(x, str):
+            if values:
+                return x
+            if x in names:
+                return names[x]
+            return _WORD.sub(word, x) if " " in x else x
+        if isinstance(x, Mapping):
+            return {(k if values or not isinstance(k, str) else names.get(k, k)):
+                    walk(v, values or k in _VALUE_KEYS or (k in _MAPPING_VALUE_KEYS and isinstance(v, Mapping)))
+                    for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [walk(v, values) for v in x]
+        return x
+
+    return walk(report, False)
+
+
+_PSEUDONYM_NOTE = ('<p class="note pseudonyms" id="pseudonyms">Persons are named by the ledger\'s keyed pseudonyms '
+                   '(<code>P-</code> and 10 hex digits: an HMAC-SHA-256 of the snapshot\'s identifier under the '
+                   'ledger\'s secret), never by their identifiers: the same person has the same pseudonym on '
+                   'every page of this ledger, and only the custodian, who holds the ledger, can find the person '
+                   'behind one. <code>--raw-ids</code> shows the identifiers instead.</p>')
+
+
+def scoped_css(css: str, scope: str) -> str:
+    """``css`` with every rule confined to the elements under ``scope`` (``body`` becomes ``scope`` itself): the
+    style of a page fragment that restyles nothing around it (issue 25, item 6: a notebook's ``_repr_html_``)."""
+    out = []
+    for selectors, block in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        scoped = []
+        for sel in (x.strip() for x in selectors.split(",")):
+            if sel in ("body", "html", ":root"):
+                scoped.append(scope)
+            else:
+                scoped.append(f"{scope} {sel}")
+        out.append(f"{','.join(scoped)}{{{block.strip()}}}")
+    return "\n".join(out)
 
 
 
-def render_html(report: Mapping) -> str:
-    """The whole page (a ``str``) of one JSON report dict (:func:`multirelease.reports.document.build_report`)."""
+def render_html(report: Mapping, *, names: Mapping[str, str] | None = None, fragment: bool = False) -> str:
+    """The whole page (a ``str``) of one JSON report dict (:func:`multirelease.reports.document.build_report`).
+
+    ``names``: ``{identifier: pseudonym}`` - the page names persons by these (:func:`pseudonymize`) and says so
+    (a ledger's board page, issue 25 item 6); ``None``: as the report names them.  ``fragment``: one ``<div
+    class="multirelease-report">`` with its style scoped to it, no document around it (a notebook's
+    ``_repr_html_``: the page's global style restyled the notebook)."""
     from importlib.metadata import PackageNotFoundError, version
+
+    if names is not None:
+        report = pseudonymize(report, names)
 
     try:
         ver = version("multirelease")
@@ -554,6 +713,8 @@ def render_html(report: Mapping) -> str:
     body.append(f"<header><h1>{esc(name)}</h1>")
     if report.get("description"):
         body.append(f'<p class="desc">{esc(report["description"])}</p>')
+    if names is not None:
+        body.append(_PSEUDONYM_NOTE)
     body.append("</header>")
     if not integrity:
         body.append(_verdict_section(report))
@@ -566,6 +727,9 @@ def render_html(report: Mapping) -> str:
     body.append(_ledger_section(report))
     body.append(f"<footer>multirelease {esc(ver)}. Every figure on this page comes from the JSON report of the "
                 "same run (<code>--json</code>); the page loads nothing from the network.</footer>")
+    if fragment:
+        return (f'<div class="{FRAGMENT_CLASS}"><style>{scoped_css(_CSS, "." + FRAGMENT_CLASS)}</style>'
+                f"{''.join(body)}</div>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>multirelease: {esc(name)} - {VERDICT_TITLES.get(report.get('verdict'), '')}</title>"
@@ -587,10 +751,11 @@ def check_html_target(path: Path | str | None) -> None:
         raise InputError("cannot be written (its folder is not writable)", file=str(p), key="--html")
 
 
-def write_html(report: Mapping, path: Path | str) -> Path:
-    """Render the page and write it to ``path`` through a temporary name, renamed only on success."""
+def write_html(report: Mapping, path: Path | str, *, names: Mapping[str, str] | None = None) -> Path:
+    """Render the page (``names``: as :func:`render_html`'s) and write it to ``path`` through a temporary name,
+    renamed only on success."""
     p = Path(path)
-    text = render_html(report)
+    text = render_html(report, names=names)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:

@@ -24,7 +24,7 @@ import json
 import math
 from typing import Any, Mapping
 
-__all__ = ["release_series", "draw_witness"]
+__all__ = ["release_series", "draw_witness", "targets_counted", "qi_items", "text_width"]
 
 _DEFAULT = {"correspondence": ("FA", "CA", "BA"), "linking": ("k",), "update_graph": ("max_risk",),
             "intersection": ("violations",), "possible_worlds": ("max_breach",)}
@@ -55,6 +55,18 @@ def _whole(res: Mapping, metric: str) -> tuple[float, float] | None:
     return None
 
 
+def targets_counted(res: Mapping) -> tuple[int, int]:
+    """``(kept, judged)``: the target rows an attack's report keeps (its worst ones) and the targets it judged
+    (its summary's ``targets`` when reported, else the rows kept).  The one count the page gives of an attack's
+    targets, in the chart's caption and above the table alike (issue 25, item 6: "worst 560 of 24,890 target
+    rows" stood beside a table of "worst targets of 6957")."""
+    kept = len(res.get("targets", []))
+    n_all = res.get("summary", {}).get("targets")
+    judged = int(n_all) if isinstance(n_all, (int, float)) and not isinstance(n_all, bool) and n_all >= kept \
+        else kept
+    return kept, judged
+
+
 def _correspondence(res: Mapping, metrics: list[str]) -> list[dict]:
     series = []
     for fam, metric in (("F", "FA"), ("C", "CA"), ("B", "BA")):
@@ -78,9 +90,9 @@ def _correspondence(res: Mapping, metrics: list[str]) -> list[dict]:
     caption = ("For each release, the smallest number of records a target is still hidden among after the attack "
                "rules out the records that cannot be the target's (Definitions 3.2, 3.4, 3.6; higher is safer). "
                "A shaded bar is a proven interval.")
-    n_rows, n_all = len(res.get("targets", [])), res.get("summary", {}).get("targets")
-    if isinstance(n_all, (int, float)) and n_all > n_rows:
-        caption += (f" The report keeps the worst {n_rows:,} of {int(n_all):,} target rows: a release without a "
+    kept, judged = targets_counted(res)
+    if judged > kept:
+        caption += (f" The report keeps the {kept:,} worst of the {judged:,} targets judged: a release without a "
                     "point has none of them, and its figure is at least the largest one drawn.")
     return [{"title": "correspondence: anonymity left after cracking, per release cracked",
              "ylabel": "smallest class left", "metrics": metrics, "series": series, "caption": caption}]
@@ -185,37 +197,83 @@ def _text(x: float, y: float, s: str, *, size: int = 12, anchor: str = "start", 
             f'fill="{fill}">{esc(s)}</text>')
 
 
-def _qi_text(qi: Mapping | None, limit: int = 46) -> str:
-    s = ", ".join(str(v) for v in (qi or {}).values())
-    return s if len(s) <= limit else s[:limit - 3] + "..."
+def text_width(s: str, size: float, bold: bool = False) -> float:
+    """The width a label takes in an SVG, in px, over-estimated (issue 25, item 6: the figures are sized to
+    their labels, never the labels cut by the figure): ``len * size * 0.6`` (0.66 bold), wider than the mean
+    advance of the page's sans-serif fonts (DejaVu Sans, the widest of them, averages about 0.58 em on these
+    labels)."""
+    return len(str(s)) * size * (0.66 if bold else 0.6)
 
 
-def _class_bars(w: Mapping) -> str:
-    """The cracked class group by group: cracked records red, the records left green (Theorems 4.2-4.4)."""
+def _svg_open(width: float, height: float, label: str) -> str:
+    """An ``<svg>`` of ``width`` x ``height`` px whose viewBox is the same box: the drawing is laid out to
+    hold its labels, and the page scales it down (``max-width: 100%``) on a narrow screen."""
+    w, h = math.ceil(width), math.ceil(height)
+    return f'<svg viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{esc(label)}">'
+
+
+def qi_items(qi: Mapping | None) -> list[str]:
+    """``["age=[30,40[", "country=Europe"]``: a witness's quasi-identifier values, each with its attribute's
+    name (issue 25, item 6: a bare ``[30,40[, Europe`` names no column)."""
+    return [f"{k}={v}" for k, v in (qi or {}).items()]
+
+
+def _qi_text(qi: Mapping | None, limit: int | None = None) -> str:
+    s = ", ".join(qi_items(qi))
+    return s if limit is None or len(s) <= limit else s[:limit - 3] + "..."
+
+
+def _qi_lines(qi: Mapping | None, width: int = 44) -> list[str]:
+    """The labelled values of :func:`qi_items` in lines of about ``width`` characters (an item is never
+    split): what a box of the generator shows, whole."""
+    lines: list[str] = []
+    for item in qi_items(qi):
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += ", " + item
+        else:
+            lines.append(item)
+    return lines or [""]
+
+
+def _group_text(group: Any) -> str:
+    """A group as the page names it: ``17``, or ``281, 63, 656`` for a version spread over several groups."""
+    return ", ".join(map(str, group)) if isinstance(group, (list, tuple)) else str(group)
+
+
+def _class_bars(w: Mapping, max_groups: int = 40) -> str:
+    """The cracked class group by group: cracked records red, the records left green (Theorems 4.2-4.4); the
+    figure as wide as its longest value and count need (issue 25, item 6)."""
     groups = w.get("groups") or []
     if not groups:
         return ""
+    shown = groups[:max_groups]
     total = max(1, max(int(g.get("size", 0)) for g in groups))
-    width, row = 460, 22
-    h = 30 + row * len(groups)
-    out = [f'<svg viewBox="0 0 760 {h}" width="760" height="{h}" role="img" aria-label="crack per group">',
-           _text(0, 14, f"release {w.get('release')}, class {w.get('class')}: {w.get('size')} records, "
-                        f"{w.get('crack')} cracked, anonymity {w.get('anonymity')}", weight="bold")]
-    for i, g in enumerate(groups[:40]):
+    bar, row = 460, 22
+    title = (f"release {w.get('release')}, class {w.get('class')}: {w.get('size')} records, "
+             f"{w.get('crack')} cracked, anonymity {w.get('anonymity')}")
+    x0 = max(text_width(str(g.get("sensitive")), 11) for g in shown) + 14
+    out, right = [], text_width(title, 12, True)
+    for i, g in enumerate(shown):
         y = 24 + i * row
         size, crack = int(g.get("size", 0)), int(g.get("crack", 0) or 0)
-        ws, wc = width * size / total, width * crack / total
-        out.append(_text(150, y + 14, str(g.get("sensitive")), anchor="end", size=11))
-        out.append(f'<rect x="160" y="{y + 3}" width="{ws:.1f}" height="15" fill="#7fc79a"/>')
+        ws, wc = bar * size / total, bar * crack / total
+        count = f"{crack} of {size} cracked"
+        out.append(_text(x0 - 10, y + 14, str(g.get("sensitive")), anchor="end", size=11))
+        out.append(f'<rect x="{x0:.1f}" y="{y + 3}" width="{ws:.1f}" height="15" fill="#7fc79a"/>')
         if wc:
-            out.append(f'<rect x="160" y="{y + 3}" width="{wc:.1f}" height="15" fill="#e07a6e"/>')
-        out.append(_text(166 + ws, y + 14, f"{crack} of {size} cracked", size=11))
-    out.append("</svg>")
-    return "".join(out)
+            out.append(f'<rect x="{x0:.1f}" y="{y + 3}" width="{wc:.1f}" height="15" fill="#e07a6e"/>')
+        out.append(_text(x0 + ws + 6, y + 14, count, size=11))
+        right = max(right, x0 + ws + 6 + text_width(count, 11))
+    h = 30 + row * len(shown)
+    more = (f'<p class="note">{len(shown)} of {len(groups)} groups of the class drawn.</p>'
+            if len(groups) > len(shown) else "")
+    return (_svg_open(right + 10, h, "crack per group") + _text(0, 14, title, weight="bold") + "".join(out)
+            + "</svg>" + more)
 
 
 def _generator_svg(w: Mapping, max_nodes: int = 36) -> str:
-    """Fung et al.'s generator: the groups of each release as boxes, buddy pairs / chains as lines."""
+    """Fung et al.'s generator: the groups of each release as boxes, buddy pairs / chains as lines; each box
+    as wide as its labelled quasi-identifiers need (issue 25, item 6)."""
     gen = w.get("generator")
     if not isinstance(gen, Mapping) or not gen.get("nodes"):
         return ""
@@ -239,7 +297,19 @@ def _generator_svg(w: Mapping, max_nodes: int = 36) -> str:
                 reach |= {(ra, ia), (rb, ib)}
         keep = set(sorted(reach)[:max_nodes])
         note = f"{len(keep)} of {sum(len(v) for v in nodes.values())} groups shown: the cracked class and its buddies"
-    box_w, box_h, gap_x, gap_y = 230, 40, 330, 52
+    new = {(int(s["release"]), int(s["node"])): int(s.get("count", 0)) for s in gen.get("start") or []}
+    kept = [(r, n) for r, ns in nodes.items() for n in ns if (r, n["id"]) in keep]
+    heads, qis, box_w = {}, {}, 230.0
+    for r, n in kept:
+        head = f"class {n.get('class')} - {n.get('sensitive')} x{n.get('count')}"
+        qis[(r, n["id"])] = _qi_lines(n.get("qi"))
+        heads[(r, n["id"])] = head
+        extra = text_width(f"{new[(r, n['id'])]} new", 10) + 12 if new.get((r, n["id"])) else 0
+        box_w = max(box_w, text_width(head, 11, True) + extra + 12,
+                    *(text_width(line, 10) + 12 for line in qis[(r, n["id"])]))
+    n_lines = max((len(v) for v in qis.values()), default=1)
+    box_h = 26 + 13 * n_lines
+    gap_x, gap_y = box_w + 100, box_h + 12
     pos = {}
     cols = sorted(nodes)
     height = 0
@@ -249,8 +319,7 @@ def _generator_svg(w: Mapping, max_nodes: int = 36) -> str:
             pos[(r, n["id"])] = (10 + c * gap_x, 40 + i * gap_y, n)
             height = max(height, 40 + i * gap_y + box_h)
     width = 10 + (len(cols) - 1) * gap_x + box_w + 10
-    out = [f'<svg viewBox="0 0 {width} {height + 14}" width="{width}" height="{height + 14}" role="img" '
-           f'aria-label="generator">']
+    out = [_svg_open(width, height + 14, "generator")]
     for c, r in enumerate(cols):
         out.append(_text(10 + c * gap_x + box_w / 2, 22, f"release R{r}", anchor="middle", weight="bold"))
     for ra, ia, rb, ib, cnt, hit in links:
@@ -260,30 +329,29 @@ def _generator_svg(w: Mapping, max_nodes: int = 36) -> str:
         xb, yb, _ = pos[(rb, ib)]
         colour = "#c0392b" if hit else "#5b7fb9"
         sw = 1.2 + 1.6 * math.log10(1 + cnt)
-        out.append(f'<line x1="{xa + box_w}" y1="{ya + box_h / 2}" x2="{xb}" y2="{yb + box_h / 2}" '
+        out.append(f'<line x1="{xa + box_w:.1f}" y1="{ya + box_h / 2:.1f}" x2="{xb:.1f}" y2="{yb + box_h / 2:.1f}" '
                    f'stroke="{colour}" stroke-width="{sw:.1f}" opacity=".8"/>')
         out.append(_text((xa + box_w + xb) / 2, (ya + yb + box_h) / 2 - 3, f"{cnt}", size=11, anchor="middle",
                          fill=colour, weight="bold"))
     rel, cls = w.get("release"), w.get("class")
-    new = {(int(s["release"]), int(s["node"])): int(s.get("count", 0)) for s in gen.get("start") or []}
-    for (r, _), (x, y, n) in pos.items():
+    for (r, i), (x, y, n) in pos.items():
         cracked = r == rel and n.get("class") == cls
-        out.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" fill="'
+        out.append(f'<rect x="{x:.1f}" y="{y}" width="{box_w:.1f}" height="{box_h}" rx="5" fill="'
                    f'{"#fdecec" if cracked else "#f2f4f8"}" stroke="{"#c0392b" if cracked else "#8a93a6"}"/>')
-        out.append(_text(x + 6, y + 16, f"class {n.get('class')} - {n.get('sensitive')} x{n.get('count')}", size=11,
-                         weight="bold"))
-        out.append(_text(x + 6, y + 32, _qi_text(n.get("qi")), size=10, fill="#4a5366"))
-        if new.get((r, n["id"])):
-            out.append(_text(x + box_w - 6, y + 16, f"{new[(r, n['id'])]} new", size=10, anchor="end",
-                             fill="#2e8b57"))
+        out.append(_text(x + 6, y + 16, heads[(r, i)], size=11, weight="bold"))
+        for j, line in enumerate(qis[(r, i)]):
+            out.append(_text(x + 6, y + 32 + 13 * j, line, size=10, fill="#4a5366"))
+        if new.get((r, i)):
+            out.append(_text(x + box_w - 6, y + 16, f"{new[(r, i)]} new", size=10, anchor="end", fill="#2e8b57"))
     out.append("</svg>")
     start = gen.get("start") or []
     extra = (f"<p class=\"note\">{sum(int(s.get('count', 0)) for s in start)} records of the last release start "
              "their chain there (no buddy in an earlier release).</p>") if start else ""
     return ('<p>A generator realizing the crack: each line is a buddy pair (a record of one release and the '
             'record it becomes in the next), labelled with how many records follow it; red lines are '
-            'instantiated at the target\'s values. Boxes with a red border are the cracked class.</p>'
-            + out[0] + "".join(out[1:]) + extra + (f'<p class="note">{esc(note)}</p>' if note else ""))
+            'instantiated at the target\'s values. Boxes with a red border are the cracked class; each box '
+            'names its group\'s class, sensitive value and count, then its quasi-identifiers.</p>'
+            + "".join(out) + extra + (f'<p class="note">{esc(note)}</p>' if note else ""))
 
 
 def _correspondence_witness(res: Mapping) -> str:
@@ -293,7 +361,7 @@ def _correspondence_witness(res: Mapping) -> str:
         if not isinstance(w, Mapping):
             continue
         fam = {"FA": "F", "CA": "C", "BA": "B"}[metric]
-        target = _qi_text(w.get("target"), 200)
+        target = _qi_text(w.get("target"))
         parts.append(f"<h4>{metric}: the {fam}-attack on target [{esc(target)}] (arrived at T{esc(w.get('timestamp'))})"
                      f"</h4><p>In release R{esc(w.get('release'))} the target hides in class {esc(w.get('class'))} of "
                      f"{esc(w.get('size'))} records; the adversary rules out {esc(w.get('crack'))} of them, leaving "
@@ -304,44 +372,55 @@ def _correspondence_witness(res: Mapping) -> str:
 
 
 def _sug_svg(w: Mapping) -> str:
+    """The update graph of one record: a column per version, a pill per candidate value; the pills and the
+    columns as wide as their labels need (issue 25, item 6: a fixed 150 px pill cut ``Machine-op-inspct
+    w=0.25 risk 0.333`` and a one-version graph was 210 px wide)."""
     versions = w.get("versions") or []
     if not versions:
         return ""
-    col_w, row_h = 190, 30
+    labels, heads = {}, []
+    for c, v in enumerate(versions):
+        heads.append(f"release {v.get('release')}, group {_group_text(v.get('group'))}")
+        feas, risk = set(v.get("feasible", [])), v.get("risk", {})
+        for value, weight in v.get("candidates", {}).items():
+            ok, r = value in feas, risk.get(value)
+            labels[(c, value)] = f"{value} w={weight:.3g}" + (f" risk {r:.3g}" if ok and r is not None else
+                                                               " (pruned)")
+    pill_w = max([150.0] + [text_width(s, 10) + 16 for s in labels.values()])
+    slot_w = max([pill_w] + [text_width(h, 11, True) + 4 for h in heads])
+    gap, row_h = 40, 30
     rows = max(len(v.get("candidates", {})) for v in versions)
-    width, height = 20 + col_w * len(versions), 60 + row_h * rows
-    out = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-           f'aria-label="update graph">']
+    width, height = 20 + slot_w * len(versions) + gap * (len(versions) - 1), 40 + row_h * rows
+    out = [_svg_open(width, height, "update graph")]
     pos = {}
     for c, v in enumerate(versions):
-        x = 10 + c * col_w
-        out.append(_text(x + 75, 18, f"release {v.get('release')}, group {v.get('group')}", anchor="middle",
-                         weight="bold", size=11))
+        x = 10 + c * (slot_w + gap) + (slot_w - pill_w) / 2
+        out.append(_text(x + pill_w / 2, 18, heads[c], anchor="middle", weight="bold", size=11))
         feas = set(v.get("feasible", []))
-        for i, (value, weight) in enumerate(v.get("candidates", {}).items()):
-            y = 30 + i * row_h
-            pos[(c, value)] = (x, y, value in feas)
+        for i, value in enumerate(v.get("candidates", {})):
+            pos[(c, value)] = (x, 30 + i * row_h, value in feas)
     for c in range(len(versions) - 1):
         for (cc, a), (xa, ya, fa) in pos.items():
             if cc != c or not fa:
                 continue
             for (cb, b), (xb, yb, fb) in pos.items():
                 if cb == c + 1 and fb:
-                    out.append(f'<line x1="{xa + 150}" y1="{ya + 11}" x2="{xb}" y2="{yb + 11}" stroke="#8a93a6" '
-                               'stroke-dasharray="4 3"/>')
+                    out.append(f'<line x1="{xa + pill_w:.1f}" y1="{ya + 11}" x2="{xb:.1f}" y2="{yb + 11}" '
+                               'stroke="#8a93a6" stroke-dasharray="4 3"/>')
     for c, v in enumerate(versions):
         risk = v.get("risk", {})
-        for value, weight in v.get("candidates", {}).items():
+        for value in v.get("candidates", {}):
             x, y, ok = pos[(c, value)]
             r = risk.get(value)
             hot = ok and r is not None and r >= max(risk.values(), default=0) and r > 0
-            out.append(f'<rect x="{x}" y="{y}" width="150" height="22" rx="11" '
+            out.append(f'<rect x="{x:.1f}" y="{y}" width="{pill_w:.1f}" height="22" rx="11" '
                        f'fill="{"#fdecec" if hot else ("#f2f4f8" if ok else "#ffffff")}" '
                        f'stroke="{"#c0392b" if hot else ("#5b7fb9" if ok else "#c8ccd6")}"/>')
-            label = f"{value} w={weight:.3g}" + (f" risk {r:.3g}" if ok and r is not None else " (pruned)")
-            out.append(_text(x + 75, y + 15, label, size=10, anchor="middle", fill="#1d2330" if ok else "#9aa1b1"))
+            out.append(_text(x + pill_w / 2, y + 15, labels[(c, value)], size=10, anchor="middle",
+                             fill="#1d2330" if ok else "#9aa1b1"))
             if not ok:
-                out.append(f'<line x1="{x + 8}" y1="{y + 11}" x2="{x + 142}" y2="{y + 11}" stroke="#9aa1b1"/>')
+                out.append(f'<line x1="{x + 8:.1f}" y1="{y + 11}" x2="{x + pill_w - 8:.1f}" y2="{y + 11}" '
+                           'stroke="#9aa1b1"/>')
     out.append("</svg>")
     return "".join(out)
 
@@ -363,7 +442,7 @@ def _update_graph_witness(res: Mapping) -> str:
         parts.append(_sug_svg(w))
     joint = worst.get("joint")
     if isinstance(joint, Mapping) and joint.get("versions"):
-        rows = "".join(f"<tr><td>{esc(v.get('release'))}</td><td>{esc(v.get('group'))}</td><td>"
+        rows = "".join(f"<tr><td>{esc(v.get('release'))}</td><td>{esc(_group_text(v.get('group')))}</td><td>"
                        f"{esc(', '.join(map(str, v.get('sug_candidates', []))))}</td><td>"
                        f"{esc(', '.join(map(str, v.get('joint_candidates', []))))}</td><td>{esc(v.get('world_value'))}"
                        "</td></tr>" for v in joint["versions"])
@@ -413,34 +492,39 @@ def _possible_worlds_witness(res: Mapping) -> str:
 
 
 def _intersection_svg(w: Mapping) -> str:
+    """The releases that isolate a target, then its candidates; every box and the figure as wide as their
+    labels need (issue 25, item 6: the candidates' values were cut at 26 characters)."""
     releases = sorted(set(w.get("releases", [])) | set(w.get("present_in", [])) | set(w.get("absent_from", [])))
     if not releases:
         return ""
     present = list(w.get("present_in", []))
     groups = dict(zip(present, w.get("groups", [])))
-    col = 170
-    width, height = 30 + col * (len(releases) + 1), 130
-    out = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
-           'aria-label="isolating releases">']
+    inner = {r: f"in group {_group_text(groups[r])}" if r in groups else "absent (subtract)" for r in releases}
+    box = max([140.0] + [max(text_width(f"release {r}", 12, True), text_width(inner[r], 11)) + 16
+                         for r in releases])
+    col = box + 30
+    cands = w.get("candidates", [])
+    head = f"{len(cands)} candidate{'s' if len(cands) != 1 else ''}"
+    values = ", ".join(f"{k} x{v}" for k, v in (w.get("sensitive") or {}).items())
+    last = max(150.0, text_width(head, 12, True) + 16, text_width(values, 11) + 16)
+    bottom = (f"target {w.get('uid')}: {w.get('attack')} attack judged at release {w.get('judged')}; candidates: "
+              f"{', '.join(map(str, cands[:8]))}{', ...' if len(cands) > 8 else ''}")
+    x_last = 10 + len(releases) * col
+    width = max(x_last + last + 10, 10 + text_width(bottom, 11) + 10)
+    out = [_svg_open(width, 130, "isolating releases")]
     for i, r in enumerate(releases):
         x = 10 + i * col
         here = r in groups
-        out.append(f'<rect x="{x}" y="20" width="140" height="60" rx="6" fill="{"#eef3fb" if here else "#fdecec"}" '
-                   f'stroke="{"#5b7fb9" if here else "#c0392b"}"/>')
-        out.append(_text(x + 70, 42, f"release {r}", anchor="middle", weight="bold"))
-        out.append(_text(x + 70, 62, f"in group {groups[r]}" if here else "absent (subtract)", anchor="middle",
-                         size=11))
-        out.append(_text(x + 148, 54, "\u2229" if here else "\u2212", size=18, anchor="middle"))
-    x = 10 + len(releases) * col
-    cands = w.get("candidates", [])
-    out.append(f'<rect x="{x}" y="20" width="150" height="60" rx="6" fill="#fdecec" stroke="#c0392b"/>')
-    out.append(_text(x + 75, 42, f"{len(cands)} candidate{'s' if len(cands) != 1 else ''}", anchor="middle",
-                     weight="bold"))
-    values = ", ".join(f"{k} x{v}" for k, v in (w.get("sensitive") or {}).items())
-    out.append(_text(x + 75, 62, values[:26], anchor="middle", size=11))
-    out.append(_text(10, 110, f"target {w.get('uid')}: {w.get('attack')} attack judged at release "
-                              f"{w.get('judged')}; candidates: {', '.join(map(str, cands[:8]))}"
-                              f"{', ...' if len(cands) > 8 else ''}", size=11))
+        out.append(f'<rect x="{x:.1f}" y="20" width="{box:.1f}" height="60" rx="6" '
+                   f'fill="{"#eef3fb" if here else "#fdecec"}" stroke="{"#5b7fb9" if here else "#c0392b"}"/>')
+        out.append(_text(x + box / 2, 42, f"release {r}", anchor="middle", weight="bold"))
+        out.append(_text(x + box / 2, 62, inner[r], anchor="middle", size=11))
+        out.append(_text(x + box + 15, 54, "\u2229" if here else "\u2212", size=18, anchor="middle"))
+    out.append(f'<rect x="{x_last:.1f}" y="20" width="{last:.1f}" height="60" rx="6" fill="#fdecec" '
+               'stroke="#c0392b"/>')
+    out.append(_text(x_last + last / 2, 42, head, anchor="middle", weight="bold"))
+    out.append(_text(x_last + last / 2, 62, values, anchor="middle", size=11))
+    out.append(_text(10, 110, bottom, size=11))
     out.append("</svg>")
     return "".join(out)
 
@@ -455,19 +539,25 @@ def _intersection_witness(res: Mapping) -> str:
 
 
 def _linking_witness(res: Mapping) -> str:
-    parts = []
-    for key, w in res.get("worst", {}).items():
-        if not isinstance(w, Mapping):
-            continue
-        sens = ", ".join(f"{k} x{v}" for k, v in (w.get("sensitive") or {}).items())
-        parts.append(f"<tr><td>{esc(key)}</td><td>{esc(w.get('release'))}</td><td>{esc(w.get('group'))}</td>"
-                     f"<td class=num>{esc(w.get('size'))}</td><td>{esc(_qi_text(w.get('qi'), 120))}</td>"
-                     f"<td>{esc(sens)}</td></tr>")
-    if not parts:
+    """The class attaining each minimum, one column per quasi-identifier under its attribute's name (issue 25,
+    item 6: one cell of bare values named no attribute)."""
+    rows = [(key, w) for key, w in res.get("worst", {}).items() if isinstance(w, Mapping)]
+    if not rows:
         return ""
-    return ("<p>The class that attains each minimum (one release alone):</p><table><tr><th>metric</th><th>release"
-            "</th><th>group</th><th>size</th><th>quasi-identifiers</th><th>sensitive values</th></tr>"
-            + "".join(parts) + "</table>")
+    attrs: list[str] = []
+    for _, w in rows:
+        attrs += [str(a) for a in (w.get("qi") or {}) if str(a) not in attrs]
+    parts = []
+    for key, w in rows:
+        qi = {str(a): v for a, v in (w.get("qi") or {}).items()}
+        sens = ", ".join(f"{k} x{v}" for k, v in (w.get("sensitive") or {}).items())
+        parts.append(f"<tr><td>{esc(key)}</td><td>{esc(w.get('release'))}</td>"
+                     f"<td>{esc(_group_text(w.get('group')))}</td><td class=num>{esc(w.get('size'))}</td>"
+                     + "".join(f"<td>{esc(qi.get(a, '-'))}</td>" for a in attrs) + f"<td>{esc(sens)}</td></tr>")
+    qi_head = "".join(f'<th class="qi">{esc(a)}</th>' for a in attrs)
+    return ("<p>The class that attains each minimum (one release alone), with its quasi-identifiers as "
+            "published:</p><table><tr><th>metric</th><th>release</th><th>group</th><th>size</th>"
+            f"{qi_head}<th>sensitive values</th></tr>" + "".join(parts) + "</table>")
 
 
 def draw_witness(name: str, res: Mapping) -> str:

@@ -128,7 +128,8 @@ def test_unmeetable_requirement_writes_nothing_and_leaves_the_ledger(tmp_path, c
     assert not ledger.exists() and list(rel.iterdir()) == []
     assert release(good, snaps[0], ledger, rel / "release_1.csv") == 0
     before = folder_bytes(ledger)
-    assert release(bad, snaps[1], ledger, rel / "release_2.csv") == 1
+    assert release(bad, snaps[1], ledger, rel / "release_2.csv") == 2  # another requirement: an amendment
+    assert release(bad, snaps[1], ledger, rel / "release_2.csv", "--amend", "k raised") == 1
     assert folder_bytes(ledger) == before
     assert sorted(p.name for p in rel.iterdir()) == ["release_1.csv"]
     # --dry-run runs the gate only
@@ -243,10 +244,19 @@ def test_every_publisher_through_the_ledger(tmp_path, name, publisher, attacks, 
         assert states and all(s["records"] == "ledger" for s in states)
     extra = sorted(p.name for p in ledger.iterdir() if p.name not in (DB_NAME, "lock"))
     if name == "bpg":
-        assert extra == ["bpg_2.db"]  # the previous release's database is removed once release 2 is recorded
-        assert stat.S_IMODE((ledger / "bpg_2.db").stat().st_mode) == 0o600
+        # the databases of the last two releases (the one before the last for a withdrawal of the last)
+        assert extra == ["bpg_1.db", "bpg_2.db"]
+        assert all(stat.S_IMODE((ledger / x).stat().st_mode) == 0o600 for x in extra)
     else:
         assert extra == []
+    # issue 25: release 2 withdrawn (it never went out), then the same month again: the publisher continues
+    # from release 1's state (BPG from its kept database), seeded from the ledger's secret - the same file
+    sent = (rel / "release_2.csv").read_bytes()
+    assert main(["ledger", str(ledger), "--withdraw", "2", "--reason", "not sent", "-q"]) == 0
+    assert not (rel / "release_2.csv").exists()
+    assert release(spec, snaps[1], ledger, rel / "release_2.csv") == 0
+    assert (rel / "release_2.csv").read_bytes() == sent
+    assert main(["ledger", str(ledger), "--verify", "-q"]) == 0
 
 
 def test_bcf_growth_check_from_the_ledger_snapshot(tmp_path, capsys):

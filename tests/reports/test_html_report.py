@@ -40,14 +40,14 @@ class _Dom(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.append((tag, a))
-        if tag in ("meta", "br", "img", "link", "input", "path", "rect", "line", "circle", "use"):
+        if tag in ("meta", "br", "wbr", "img", "link", "input", "path", "rect", "line", "circle", "use"):
             return
         self._open.append(a.get("id"))
         if a.get("id"):
             self.by_id.setdefault(a["id"], "")
 
     def handle_endtag(self, tag):
-        if self._open and tag not in ("meta", "br", "img", "link", "input", "path", "rect", "line", "circle", "use"):
+        if self._open and tag not in ("meta", "br", "wbr", "img", "link", "input", "path", "rect", "line", "circle", "use"):
             self._open.pop()
 
     def handle_data(self, data):
@@ -204,7 +204,8 @@ def test_page_size_is_bounded_by_the_worst_rows_not_the_population(capsys, tmp_p
     big["attacks"]["correspondence"]["targets"] = [copy.deepcopy(rows[i % len(rows)]) for i in range(25_000)]
     page = render_html(big)
     assert_offline_and_small(page)
-    assert f"The {MAX_TARGET_ROWS} worst of 25,000 target rows" in page
+    # one count of the targets judged (issue 25, item 6): the report keeps 25,000 rows of fewer targets judged
+    assert f"The {MAX_TARGET_ROWS} worst of the 25,000 targets judged" in page
     table = page.split("Worst targets", 1)[1].split("</table>", 1)[0]
     assert table.count("<tr>") == MAX_TARGET_ROWS + 1
     # the worst first: every shown row has anonymity 4 (FA = CA = BA = 4 of Example 1.1), none 5

@@ -88,10 +88,11 @@ def test_terminal_tables_fold_and_split_instead_of_cutting(capsys):
 
 
 def test_quiet_and_json_stdout_unchanged(capsys, tmp_path):
-    assert main(["run", str(TOY), "--quiet"]) == 0
-    assert capsys.readouterr() == ("", "")
+    assert main(["run", str(TOY), "--quiet"]) == 0  # the verdict line only (issue 25)
+    assert capsys.readouterr() == ("verdict: PASS (targets: population)\n", "")
     to_file = tmp_path / "r.json"
     assert main(["run", str(TOY), "--quiet", "--json", str(to_file)]) == 0
+    capsys.readouterr()
     assert main(["run", str(TOY), "--json", "-"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and out == to_file.read_text(encoding="utf-8")  # stdout holds the JSON document only
