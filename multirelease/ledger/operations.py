@@ -482,6 +482,9 @@ def withdraw_release(ledger_dir: str | Path, n: int, reason: str | None) -> tupl
     led = Ledger(ledger_dir, write=True)
     try:
         history = led.history()
+        done = [w for w in led.withdrawn() if w.n == n]
+        if done and (not history or history[-1].n < n):  # a re-run after a kill: the withdrawal was committed
+            return done[-1], []
         if not history:
             raise InputError("the ledger holds no release", file=str(ledger_dir), key="--withdraw")
         _recover(led, history)
@@ -510,9 +513,11 @@ def withdraw_release(ledger_dir: str | Path, n: int, reason: str | None) -> tupl
                 removed.append(f)
         if removed:
             _fsync_dir(Path(removed[0]).parent)
+        _point("withdraw-removed")
         led.begin(led.secret())
         led.withdraw(n, reason.strip(), _now())
         led.commit()
+        _point("withdraw-committed")
         return last, removed
     finally:
         led.rollback()

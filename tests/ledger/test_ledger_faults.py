@@ -114,3 +114,28 @@ def test_kill_while_the_ledger_is_made(world):
         got = _contents(trial / "ledger", trial / "releases")
         assert [r[0]["n"] for r in got["rows"]] == [1] and list(got["files"]) == ["release_1.csv"], point
         assert got["rows"][0][0]["sha256"] == hashlib.sha256(got["files"]["release_1.csv"]).hexdigest()
+
+
+@pytest.mark.parametrize("point", ("withdraw-removed", "withdraw-committed"))
+def test_kill_during_a_withdrawal(world, point):
+    """``ledger --withdraw`` killed after the files are removed (before its transaction) or after the commit:
+    the re-run finishes the withdrawal; the ledger then holds release 1 only, release 2's row in ``withdrawn``."""
+    trial = world["root"] / f"withdraw_{point}"
+    shutil.copytree(world["base"], trial)
+    release_2 = _cmd(world["spec"], world["snaps"][1], trial / "ledger", trial / "releases" / "release_2.csv")
+    assert subprocess.run(release_2, capture_output=True).returncode == 0
+    cmd = [sys.executable, "-m", "multirelease.cli", "ledger", str(trial / "ledger"), "--withdraw", "2", "--reason",
+           "never sent"]
+    killed = subprocess.run(cmd, capture_output=True, env={**os.environ, "MULTIRELEASE_FAULT_POINT": point})
+    assert killed.returncode == -signal.SIGKILL
+    again = subprocess.run(cmd, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    with Ledger(trial / "ledger", write=False) as led:
+        assert [r.n for r in led.history()] == [1] and [w.n for w in led.withdrawn()] == [2]
+        assert [(e.n, e.kind) for e in led.events()] == [(2, "withdrawn")]
+    assert sorted(p.name for p in (trial / "releases").iterdir()) == ["release_1.csv"] + \
+        (["counterfeits_1.csv"] if (trial / "releases" / "counterfeits_1.csv").exists() else [])
+    # and the month goes out again as release 2, the same file as the uninterrupted run's
+    assert subprocess.run(release_2, capture_output=True).returncode == 0
+    assert (trial / "releases" / "release_2.csv").read_bytes() == world["expected"]["files"]["release_2.csv"]
+    shutil.rmtree(trial)
