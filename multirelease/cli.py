@@ -456,7 +456,9 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
     text = _text_console(json_path)
     if verify:  # the integrity of the published files first: it decides the verdict whatever the attacks find
         found = check_files(folder, releases)
-        text.print(f"verify: FAIL - {integrity_line(found)}" if found else
+        moved = bool(found) and releases is None and all(p.problem == "missing" for p in found)
+        hint = "; if the release folder moved, give --releases NEWDIR" if moved else ""
+        text.print(f"verify: FAIL - {integrity_line(found)}{hint}" if found else
                    "verify: every file the ledger recorded has its recorded SHA-256; no unrecorded release file "
                    "beside them", markup=False, highlight=False, soft_wrap=True)
     for line in history:
