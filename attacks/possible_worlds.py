@@ -69,6 +69,9 @@ def protected_codes(values_param, dictionary: np.ndarray) -> np.ndarray:
     return np.array([i for i, v in enumerate(dictionary) if str(v) in wanted], dtype=np.int64)
 
 
+#: persons a witness lists at most (``all_individuals``)
+WITNESS_CAP = 1000
+
 class PossibleWorlds(AttackBase):
     """Breach / linkage probabilities and linkability over all possible worlds.
 
@@ -198,6 +201,12 @@ class PossibleWorlds(AttackBase):
                                         "values": [str(p.values[v]) for v in np.flatnonzero(p.linkable[i])]}
             if linking:
                 worst["min_linkability"].update(p.linked(i))
+            hit = np.flatnonzero(n_links == 1)
+            if len(hit):  # every individual disclosed (the first 1,000): what a repair withholds (issue 29)
+                worst["disclosed"] = {"individual": str(problem.individuals[hit[0]]),
+                                      "values": [str(p.values[v]) for v in np.flatnonzero(p.linkable[hit[0]])],
+                                      "all_individuals": [str(problem.individuals[j]) for j in hit[:WITNESS_CAP]],
+                                      "count": int(len(hit))}
         exact = (all(b.exact for b in a.blocks) or not count) and a.linkability_exact
         stopped = ("time_limit", f"CP-SAT time limit {self.config['time_limit']:g} s per block")
         if not a.linkability_exact:

@@ -306,12 +306,14 @@ def publish(scenario: str | Path | Mapping, out: str | Path | None = None, *, ba
 
 def ledger_publish(spec: str | Path | Mapping, snapshot, *, ledger: str | Path, out: str | Path,
                    dry_run: bool = False, amend: str | None = None, base: str | Path | None = None,
-                   progress=None, confirm_churn: bool = False) -> Result:
+                   progress=None, confirm_churn: bool = False, repair: bool = False, accept: bool = False) -> Result:
     """``multirelease release``: the ledger's next release from this month's ``snapshot`` (a CSV path or a
     DataFrame with the identifier column), certified before ``out`` is written; ``exit_code`` 0 on PASS,
     1 / 3 (nothing written) otherwise.  The ledger records the spec's contents, not its file.  ``amend``:
     the reason of a spec change; ``confirm_churn``: the month is real although it removes more than half of the
-    records or more than doubles them (``--confirm-churn``)."""
+    records or more than doubles them (``--confirm-churn``).  ``repair``: when the gate fails, the cheapest changed
+    release that passes it is proposed (``exit_code`` 0, nothing written; ``message`` names its SHA-256) and
+    ``accept`` writes it (``release --repair [--accept]``, :mod:`multirelease.ledger.repair`)."""
     from multirelease.ledger.operations import load_spec, make_release
 
     with _materialized(base) as mat:
@@ -319,7 +321,7 @@ def ledger_publish(spec: str | Path | Mapping, snapshot, *, ledger: str | Path, 
         if _is_frame(snapshot):
             snapshot = mat.frame(snapshot, "snapshot", separator=load_spec(spec_path)[3])
         outcome = make_release(spec_path, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=progress,
-                               confirm_churn=confirm_churn)
+                               confirm_churn=confirm_churn, repair=repair, accept=accept)
     if outcome.run is None:  # the release of this snapshot was already recorded
         return Result("release", outcome.verdict, outcome.exit_code, "{}", files=tuple(map(str, outcome.files)),
                       message=outcome.message)

@@ -197,8 +197,10 @@ def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, no
 
 @app.command()
 def run(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scenario YAML file"),
-        json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="write the JSON report here ('-': stdout)"),
-        out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="write every release as release_<i>.csv here"),
+        json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                                help="write the JSON report here ('-': stdout)"),
+        out: Optional[Path] = typer.Option(None, "--out", metavar="DIR",
+                                           help="write every release as release_<i>.csv here"),
         targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
         fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
@@ -226,16 +228,20 @@ def run(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scena
 
 
 @app.command()
-def certify(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML with the schema (and optionally data, dynamics, "
+def certify(spec: Path = typer.Argument(..., metavar="SPEC",
+                                        help="YAML with the schema (and optionally data, dynamics, "
                                                   "adversary, attacks, expect, targets)"),
-            releases: Optional[List[Path]] = typer.Argument(None, metavar="RELEASES", help="release CSV files, in publication order"),
+            releases: Optional[List[Path]] = typer.Argument(None, metavar="RELEASES",
+                                                            help="release CSV files, in publication order"),
             require: Optional[List[str]] = typer.Option(None, "--require", "-r",
                                                         help="'<attack>.<metric> <op> <number>' (repeatable)"),
             attack: Optional[List[str]] = typer.Option(None, "--attack", "-a", help="run only these attacks"),
             targets: Optional[str] = typer.Option(None, "--targets", help=_TARGETS_HELP),
-            json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="write the JSON report here ('-': stdout)"),
+            json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                                    help="write the JSON report here ('-': stdout)"),
             quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
-            ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="DIR", help="certify against this ledger's truth "
+            ledger: Optional[Path] = typer.Option(None, "--ledger", metavar="DIR",
+                                                  help="certify against this ledger's truth "
                                                   "(the snapshots behind its releases)"),
             fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
             html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help=_HTML_HELP),
@@ -291,7 +297,8 @@ def _not_a_ledger_spec(spec: Path) -> None:
 
 @app.command()
 def publish(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scenario YAML file"),
-            out: Path = typer.Option(..., "--out", metavar="DIR", help="directory for release_<i>.csv (and counterfeits_<i>.csv)"),
+            out: Path = typer.Option(..., "--out", metavar="DIR",
+                                     help="directory for release_<i>.csv (and counterfeits_<i>.csv)"),
             fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
             ) -> None:
     """Publish a scenario's releases (no attacks): release files and counterfeit statistics only - never the
@@ -308,10 +315,12 @@ def publish(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the s
 
 
 @app.command("release")
-def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: schema, adversary, attacks, expect, targets, "
-                                                     "publisher: {publisher: NAME, ...}, snapshot: {separator}"),
-                snapshot: Path = typer.Argument(..., metavar="SNAPSHOT", help="this month's raw table (CSV with its identifier column)"),
-                ledger: Path = typer.Option(..., "--ledger", metavar="DIR", help="the ledger folder (made by the first call)"),
+def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: schema, adversary, attacks, expect, "
+                                            "targets, publisher: {publisher: NAME, ...}, snapshot: {separator}"),
+                snapshot: Path = typer.Argument(..., metavar="SNAPSHOT",
+                                                help="this month's raw table (CSV with its identifier column)"),
+                ledger: Path = typer.Option(..., "--ledger", metavar="DIR",
+                                            help="the ledger folder (made by the first call)"),
                 out: Path = typer.Option(..., "--out", metavar="FILE", help="the release file to write"),
                 dry_run: bool = typer.Option(False, "--dry-run", help="run the gate only: write nothing"),
                 amend: Optional[str] = typer.Option(None, "--amend", metavar="REASON",
@@ -319,11 +328,17 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
                 confirm_churn: bool = typer.Option(False, "--confirm-churn", help="the month is real although it "
                                                    "removes more than half of the records or more than doubles "
                                                    "them (recorded)"),
-                json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="write the gate's JSON report here"),
+                repair: bool = typer.Option(False, "--repair", help="when the gate fails, propose the cheapest "
+                                            "changed release of the month that passes it (nothing written)"),
+                accept: bool = typer.Option(False, "--accept", help="with --repair: write the proposal (recorded)"),
+                json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                                        help="write the gate's JSON report here"),
                 quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
                 fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP)) -> None:
     """Make the next release of the ledger's sequence from SNAPSHOT, certify the whole sequence, and write FILE
-    only on PASS (exit 0); FAIL (1) / UNKNOWN (3): nothing written, the ledger unchanged."""
+    only on PASS (exit 0); FAIL (1) / UNKNOWN (3): nothing written, the ledger unchanged.  --repair: when the
+    gate fails, the cheapest changed release that passes it is shown (exit 0, nothing written) and
+    --repair --accept writes exactly that release."""
     from multirelease.ledger.operations import make_release
     from multirelease.reports.document import build_report, render_terminal
 
@@ -331,9 +346,11 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     notation = _write_format(fmt)
     with progress_bar() as bar:
         outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar,
-                               notation=notation, confirm_churn=confirm_churn)
+                               notation=notation, confirm_churn=confirm_churn, repair=repair, accept=accept)
     if outcome.run is not None:
         report = build_report(outcome.run)  # every release of the sequence under its own index
+        if outcome.repair is not None:
+            report["repair"] = _repair_json(outcome)
         if not quiet and json_path != "-":
             render_terminal(report, out_console, outcome.run.timings, json_path=json_path)
         if json_path:
@@ -342,15 +359,58 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     if ch:
         out_console.print(f"snapshot: {ch['inserted']:,} inserted, {ch['deleted']:,} deleted, "
                           f"{ch['updated']:,} updated")
-    if outcome.verdict != "pass" and outcome.run is not None:
-        for j in outcome.run.judged:
+    failed = outcome.failed if outcome.failed is not None else (outcome.run if outcome.verdict != "pass" else None)
+    if failed is not None:
+        for j in failed.judged:
             if j.holds is not True:
                 shown = j.value if j.value is not None else f"[{j.lower}, {j.upper}] {j.reason}".strip()
                 err_console.print(f"requirement '{j.expectation.text}' {'failed' if j.holds is False else 'unknown'}"
-                                  f": {shown}", markup=False, highlight=False, soft_wrap=True)
+                                  f"{' as given' if outcome.repair is not None else ''}: {shown}", markup=False,
+                                  highlight=False, soft_wrap=True)
+    if outcome.repair is not None:
+        for line in _repair_lines(outcome):
+            out_console.print(line, markup=False, highlight=False, soft_wrap=True)
     (out_console if outcome.exit_code == 0 else err_console).print(outcome.message, markup=False, highlight=False,
                                                                     soft_wrap=True)
     raise typer.Exit(outcome.exit_code)
+
+
+def _repair_json(outcome) -> dict:
+    """The report's ``repair`` key (``release --repair --json``): the candidates gated, the proposal, its cost
+    and SHA-256, the month as given (its failing lines, its LM); the rest of the report is the proposal's gate."""
+    fixed = outcome.repair
+
+    def one(c) -> dict:
+        return {"changes": c.words(fixed.params), "withheld": len(c.withheld), "loss": c.cost,
+                "LM": c.metrics.get("LM"), "discernibility": c.metrics.get("discernibility"),
+                "verdict": c.run.verdict if c.run is not None else None}
+
+    given = outcome.failed.release_metrics[-1] if outcome.failed is not None else {}
+    return {"as_given": {"failed": fixed.answered, "LM": given.get("LM"),
+                         "discernibility": given.get("discernibility")},
+            "tried": [one(c) for c in fixed.tried], "gates": fixed.gates, "seconds": fixed.seconds,
+            "proposal": None if fixed.proposal is None else {**one(fixed.proposal), **outcome.proposal}}
+
+
+def _repair_lines(outcome) -> list[str]:
+    """What ``release --repair`` prints of its search: every candidate gated (what changed, its cost, the
+    gate's verdict), and the proposal's cost beside the month as given."""
+    fixed = outcome.repair
+    params = fixed.params
+    lines = []
+    for c in fixed.tried:
+        lines.append(f"repair: tried {', '.join(c.words(params))}: loss {c.cost:.4f}, gate "
+                     f"{c.run.verdict.upper()}")
+    if fixed.proposal is not None:
+        c = fixed.proposal
+        given = outcome.failed.release_metrics[-1]
+        now = c.metrics
+        lines.append(f"repair: proposal {', '.join(c.words(params))}: records withheld {len(c.withheld):,}; "
+                     f"LM {given.get('LM', 0):.4f} -> {now.get('LM', 0):.4f}; discernibility "
+                     f"{given.get('discernibility', 0):,.0f} -> {now.get('discernibility', 0):,.0f}; counterfeits "
+                     f"{given.get('counterfeits', 0)} -> {now.get('counterfeits', 0)}; loss (withheld at 1) "
+                     f"{c.cost:.4f}; {fixed.gates} gate{'s' if fixed.gates != 1 else ''} in {fixed.seconds:.1f} s")
+    return lines
 
 
 def _text_console(json_path: str | None) -> Console:
@@ -414,10 +474,12 @@ def _page_names(ledger: Path | None, raw_ids: bool, html: Path | None, needs: st
 def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledger folder"),
                verify: bool = typer.Option(False, "--verify", help="check every published file's SHA-256 and "
                                            "re-certify the files"),
-               json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE", help="with --verify: the JSON report"),
+               json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                                       help="with --verify: the JSON report"),
                quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
                fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
-               html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="re-certify as --verify and write the "
+               html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
+                                                   help="re-certify as --verify and write the "
                                                    "HTML page (verdict, plots, witnesses, history) here"),
                raw_ids: bool = typer.Option(False, "--raw-ids", help=_RAW_IDS_HELP),
                releases: Optional[Path] = typer.Option(None, "--releases", metavar="DIR", help="with --verify: the "
@@ -456,7 +518,8 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
     text = _text_console(json_path)
     if verify:  # the integrity of the published files first: it decides the verdict whatever the attacks find
         found = check_files(folder, releases)
-        moved = bool(found) and releases is None and all(p.problem == "missing" for p in found)
+        moved = bool(found) and releases is None and all(p.problem == "missing" and not Path(p.file).parent.exists()
+                                                         for p in found)  # the release folder itself is gone
         hint = "; if the release folder moved, give --releases NEWDIR" if moved else ""
         text.print(f"verify: FAIL - {integrity_line(found)}{hint}" if found else
                    "verify: every file the ledger recorded has its recorded SHA-256; no unrecorded release file "
@@ -488,7 +551,8 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
 
 
 @app.command("describe")
-def describe_cmd(name: Optional[str] = typer.Argument(None, metavar="NAME", help="a publisher, an attack, a metric (FA, "
+def describe_cmd(name: Optional[str] = typer.Argument(None, metavar="NAME",
+                                                      help="a publisher, an attack, a metric (FA, "
                                                       "correspondence.FA, release.LM), a group of keys (scenario, "
                                                       "releases, schema, adversary, dynamics, stream, transitions, "
                                                       "targets, spec) or exit-codes"),

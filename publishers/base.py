@@ -105,6 +105,11 @@ class PublisherBase:
     #: an entry ``(line, condition)`` applies only when ``condition`` holds on the config (``"uid"``: the
     #: parameter is true; ``"l > 1"``: it exceeds the number).  Read it through :meth:`guarantee_requirements`.
     guarantee: ClassVar[tuple] = ()
+    #: the parameters ``release --repair`` may make stricter (issue 29, :mod:`multirelease.ledger.repair`):
+    #: name -> ``"times"`` (multiplied by 1.5, 2, 3, 5) or ``"plus"`` (plus 1, 2).  Declared only by a publisher
+    #: whose release depends on no state carried from release to release, so that a changed release of one month
+    #: leaves the next month's as it would have been; empty: no repair.
+    repair: ClassVar[dict] = {}
     #: what the releases claim beyond :attr:`guarantee`, in the same form: figures a reader takes the
     #: parameters to promise against another paper's adversary, which the publisher does not prove (Mondrian's
     #: k read as Fung et al.'s crack sizes).  The attacks' baselines are raised to them (issue 30,

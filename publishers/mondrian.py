@@ -220,6 +220,8 @@ class Mondrian(PublisherBase):
     params = {"k": Interval(int, 2, None), "l": Interval(float, 1, None), "l_kind": Options(("distinct", "entropy"))}
     defaults = {"k": 1, "l": 1.0, "l_kind": "distinct"}
     guarantee = ("linking.k >= {k}", ("linking.l_distinct >= {l}", "l > 1"))
+    #: a month's release depends on its snapshot alone: ``release --repair`` may raise k and l
+    repair = {"k": "times", "l": "plus"}
     #: k read as Fung et al.'s crack sizes (their section 7.1 publishes Adult five times by Mondrian, k = 40)
     claims = ("correspondence.FA >= {k}", "correspondence.CA >= {k}", "correspondence.BA >= {k}")
     #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release

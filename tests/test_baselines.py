@@ -51,7 +51,10 @@ def test_require_adds_to_the_baselines_never_replaces_them(tmp_path, capsys):
     base = lines["possible_worlds.disclosed == 0"]
     assert (base["source"], base["kind"], base["value"], base["holds"]) == ("baseline", "requirement", disclosed,
                                                                            False)
-    assert base["witness"]["min_linkability"]["values"] and len(base["witness"]["min_linkability"]["values"]) == 1
+    # the witness names every individual disclosed (what a repair withholds, issue 29), each linkable to one value
+    assert len(base["witness"]["values"]) == 1 and base["witness"]["count"] == disclosed
+    assert base["witness"]["individual"] in base["witness"]["all_individuals"]
+    assert len(base["witness"]["all_individuals"]) == disclosed
     assert (code, report["verdict"]) == (1, "fail")
 
 

@@ -488,6 +488,10 @@ class UpdateGraph(AttackBase):
                 break
         if first_vul is not None:
             worst["vulnerable_values"] = record_sug(links, model, first_vul, N, c["weights"], linking)
+            # every record vulnerable after the last release (the first 1,000): what a repair withholds (issue 29)
+            last = np.flatnonzero(vul_rec)
+            worst["vulnerable_values"]["all_targets"] = [str(t) for t in links.targets[last[:1000]]]
+            worst["vulnerable_values"]["count"] = int(len(last))
         if "target" in c:
             hit = np.flatnonzero(links.targets.astype(str) == c["target"])
             if not len(hit):

@@ -84,6 +84,11 @@ class Outcome:
     message: str
     files: list = field(default_factory=list)
     changes: dict = field(default_factory=dict)
+    #: ``--repair``: the search's answer (:class:`multirelease.ledger.repair.Repair`), the run of the month as
+    #: given (``run`` is then the proposal's) and the proposal's words and SHA-256
+    repair: Any = None
+    failed: Any = None
+    proposal: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------- spec and snapshot
@@ -305,16 +310,20 @@ def _seed(secret: bytes) -> int:
 def make_release(spec_path: str | Path, snapshot: str | Path | Table, ledger_dir: str | Path, out: str | Path, *,
                  dry_run: bool = False, amend: str | None = None,
                  progress: Callable[[str, int, int], None] | None = None, notation: str = "native",
-                 confirm_churn: bool = False) -> Outcome:
+                 confirm_churn: bool = False, repair: bool = False, accept: bool = False) -> Outcome:
     """One call of ``multirelease release`` (module docstring).  Bad input raises :class:`InputError`.
     ``notation``: the release file in the project's notation or ARX's (:mod:`multirelease.formats.arx`).
     ``amend``: the reason of a spec that differs from the last release's in a recorded key
     (:mod:`.spec_changes`); ``confirm_churn``: the custodian states that a month removing more than half of the
-    population, or more than doubling it, is real (:func:`churn_problem`; recorded as an event)."""
+    population, or more than doubling it, is real (:func:`churn_problem`; recorded as an event).  ``repair``:
+    when the gate does not pass, search the cheapest changed release that does (:mod:`.repair`) and propose it
+    (nothing written); with ``accept`` write that proposal, recorded with a ``repair`` event."""
+    if accept and not repair:
+        raise InputError("--accept accepts a repair: give --repair --accept", key="--accept")
     old_umask = os.umask(0o077)
     try:
         return _make_release(Path(spec_path), snapshot, Path(ledger_dir), Path(out).resolve(), dry_run, amend,
-                             progress, notation, confirm_churn)
+                             progress, notation, confirm_churn, repair and not dry_run, accept)
     finally:
         os.umask(old_umask)
 
@@ -324,7 +333,8 @@ def _now() -> str:
 
 
 def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_run: bool, amend: str | None,
-                  progress, notation: str = "native", confirm_churn: bool = False) -> Outcome:
+                  progress, notation: str = "native", confirm_churn: bool = False, repair: bool = False,
+                  accept: bool = False) -> Outcome:
     from multirelease import pipeline
 
     doc, base, schema, sep = load_spec(spec_path)
@@ -387,12 +397,32 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             sc = pipeline.ledger_plan(plan_doc, path=spec_path, base=base, earlier=[(None, None)] * len(history),
                                       snapshot=table, seed=_seed(secret))
             _point("planned")
-            run = pipeline.run_ledger_step(sc, resume, progress, states={name: state} if state is not None else None)
+            states = {name: state} if state is not None else None
+            run = pipeline.run_ledger_step(sc, resume, progress, states=states)
             _point("gated")
             verdict = run.verdict
             if verdict == "none":
                 raise InputError("nothing to certify: the spec states no requirement and the publisher declares "
                                  "no guarantee", file=str(spec_path), key="expect")
+            fixed = None
+            if repair and verdict != "pass":
+                fixed = _repair(doc, spec_path, base, history, secret, table, name, state, resume, run, progress)
+                if fixed.proposal is None:
+                    return Outcome(run, n, verdict, run.exit_code, f"release {n}: {verdict.upper()}, {out} not "
+                                   f"written; no repair passes the gate ({fixed.gates} candidates gated in "
+                                   f"{fixed.seconds:.1f} s)", changes=changes, repair=fixed, failed=run)
+                failed, run, verdict = run, fixed.proposal.run, "pass"
+                resume.used, resume.keys, resume.kept_metrics = fixed.proposal.resume_marks
+                if fixed.proposal.withheld:
+                    table = _withheld_table(table, fixed.proposal.withheld)
+                    snap_bytes = table_bytes(table)
+                    changes = derive_changes(previous, table)
+            if fixed is not None and not accept:
+                release = run.sequence.releases[-1]
+                digest = hashlib.sha256(release_text(release, notation).encode("utf-8")).hexdigest()
+                return Outcome(run, n, "pass", 0, f"release {n}: FAIL as given; the repair below PASSes the gate, "
+                               f"{out} not written (sha256 {digest}); accept it with --repair --accept",
+                               changes=changes, repair=fixed, failed=failed, proposal={"sha256": digest})
             if verdict != "pass" or dry_run:
                 word = "would be written" if verdict == "pass" else "not written"
                 return Outcome(run, n, verdict, run.exit_code, f"release {n}: {verdict.upper()}, {out} {word}",
@@ -429,6 +459,9 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             record_gate(led, n, row.sha256, run, resume)
             if churn is not None:
                 led.event(n, "churn", f"confirmed: {churn}", row.created)
+            if fixed is not None:
+                led.event(n, "repair", _repair_words(fixed, doc, failed, secret, len(table) + len(
+                    fixed.proposal.withheld)), row.created)
             _point("recorded")
             led.commit()
             recorded = True
@@ -442,8 +475,10 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                 _recover(led, led.history())  # the previous release's database is no longer referred to
             _point("done")
             files = [out] + ([cf_out] if cf_out is not None else [])
-            return Outcome(run, n, "pass", 0, f"release {n}: PASS, wrote {out} (sha256 {row.sha256})", files,
-                           changes)
+            word = " (the repair accepted)" if fixed is not None else ""
+            return Outcome(run, n, "pass", 0, f"release {n}: PASS{word}, wrote {out} (sha256 {row.sha256})", files,
+                           changes, repair=fixed, failed=failed if fixed is not None else None,
+                           proposal={"sha256": row.sha256} if fixed is not None else {})
         finally:
             if work is not None and not recorded:
                 _bpg_close(work, keep=False)
@@ -453,6 +488,65 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
         if not recorded and not led.history():
             led.discard_new_folder()
         led.close()
+
+
+# ---------------------------------------------------------------------- repair (issue 29)
+def _withheld_table(table: Table, withheld) -> Table:
+    keep = ~table.frame.index.astype(str).isin(list(withheld))
+    return Table(table.schema, table.frame[keep])
+
+
+def _repair(doc, spec_path, base, history, secret, table, name, state, resume, run, progress):
+    """:func:`multirelease.ledger.repair.search` with this month's publish and gate (module docstring of
+    :mod:`.repair`); a publisher that carries a state from release to release is refused."""
+    from dataclasses import replace
+
+    from multirelease import pipeline
+    from multirelease.model.sequence import ReleaseSequence
+    from publishers import PUBLISHERS
+    from .repair import search
+
+    cls = PUBLISHERS[name]
+    if not getattr(cls, "repair", None) or getattr(cls, "state_for_sequence", None) is not None:
+        raise InputError(f"{name} continues a state from release to release (its groups, its database, its cut): "
+                         "a changed release would have to continue it, and no repair of its months exists yet; "
+                         "--repair works for publishers without one (mondrian, naive, tds)", key="--repair")
+    states = {name: state} if state is not None else None
+
+    def plan(params, shown):
+        doc_c = {**doc, "publisher": {**doc["publisher"], **params}}
+        return pipeline.ledger_plan(doc_c, path=spec_path, base=base, earlier=[(None, None)] * len(history),
+                                    snapshot=shown, seed=_seed(secret))
+
+    def publish(params, shown):
+        sc = plan(params, shown)
+        one = pipeline.ScenarioRun(scenario=sc, sequence=ReleaseSequence())
+        pipeline.build_sequence(replace(sc, steps=[sc.steps[-1]]), one, lambda *_: None, 1, states)
+        return one.release_metrics[-1]
+
+    def gate(params, shown):
+        out = pipeline.run_ledger_step(plan(params, shown), resume, None, states=states)
+        return out, (dict(resume.used), dict(resume.keys), resume.kept_metrics)
+
+    params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
+    return search(base_run=run, table=table, publisher_cls=cls, params=params, publish=publish, gate=gate,
+                  progress=progress)
+
+
+def _repair_words(fixed, doc, failed, secret, rows: int) -> str:
+    """The ``repair`` event's detail (shown by ``ledger DIR``): what changed, the cost, the lines it answered
+    and the witnesses' persons by the ledger's pseudonyms (never an identifier)."""
+    from .pseudonyms import pseudonym
+    from .repair import offenders
+
+    c = fixed.proposal
+    params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
+    base_lm = failed.release_metrics[-1].get("LM")
+    persons, lines = offenders(failed)
+    named = ", ".join(pseudonym(secret, p) for p in persons)
+    return (f"{'; '.join(c.words(params))} (of {rows:,} records); loss {c.cost:.4f} (LM {c.metrics.get('LM', 0):.4f}"
+            f"; as given {base_lm:.4f}); answered {'; '.join(lines)}" + (f" (witnesses {named})" if named else "")
+            + f"; {fixed.gates} candidates gated in {fixed.seconds:.1f} s")
 
 
 # ---------------------------------------------------------------------- the gate's report
@@ -490,8 +584,8 @@ def withdraw_release(ledger_dir: str | Path, n: int, reason: str | None) -> tupl
         _recover(led, history)
         last = history[-1]
         if n != last.n:
-            raise InputError(f"only the last release can be withdrawn: release {last.n} is the last "
-                             f"({'no release ' + str(n) if not 1 <= n < last.n else 'withdraw the later ones first, newest first'})",
+            why = f"no release {n}" if not 1 <= n < last.n else "withdraw the later ones first, newest first"
+            raise InputError(f"only the last release can be withdrawn: release {last.n} is the last ({why})",
                              file=str(ledger_dir), key="--withdraw")
         if len(history) > 1 and history[-2].publisher == "bpg":
             database = led.state(history[-2].n).get("database")

@@ -7,7 +7,8 @@ holder may know: every snapshot (ids and raw values, the truth behind each relea
 :mod:`secrets`: it seeds the publishers and keys every digest of raw data, HMAC-SHA-256), the spec each release
 was made with (and the reason of any amendment), each release as published and the SHA-256 of every file
 written, and the ledger's events (issue 25): a release withdrawn before it went out (its row moved to
-``withdrawn``, with the reason), a month whose churn the custodian confirmed.  No unkeyed digest of a raw value is stored: a snapshot is recognised by its HMAC under the secret.
+``withdrawn``, with the reason), a month whose churn the custodian confirmed, a repair accepted (issue 29).
+No unkeyed digest of a raw value is stored: a snapshot is recognised by its HMAC under the secret.
 
 Writers hold an exclusive ``flock`` on ``lock`` for the whole call (a second writer fails at once: "ledger is in
 use by process N", the pid being written into the lock file while it is held and cleared after).  A release is
@@ -137,9 +138,10 @@ _FIELDS = tuple(LedgerRelease.__dataclass_fields__)
 @dataclass(frozen=True)
 class LedgerEvent:
     """One event of the ledger's history besides its releases (issue 25): ``kind`` ``withdrawn`` (release
-    ``n`` withdrawn before it went out; ``detail`` the custodian's reason) or ``churn`` (release ``n``'s snapshot
+    ``n`` withdrawn before it went out; ``detail`` the custodian's reason), ``churn`` (release ``n``'s snapshot
     removed more than half of the population or more than doubled it, confirmed with ``--confirm-churn``;
-    ``detail`` the figures)."""
+    ``detail`` the figures) or ``repair`` (release ``n`` is a repair of the month, ``release --repair --accept``:
+    what changed, its cost, the lines it answered, persons by pseudonym)."""
 
     created: str
     n: int

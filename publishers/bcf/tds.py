@@ -390,6 +390,8 @@ class TopDownSpecialization(PublisherBase):
     #: the paper and its definitions (the reference, ``multirelease describe``)
     paper = ('Fung, Wang, Yu, "Top-Down Specialization for Information and Privacy Preservation" (ICDE 2005), as Fung, '
              "Wang, Fu, Pei use it (papers/002, section 5.2, Algorithm 1 without the BCF test)")
+    #: a month's release depends on its snapshot alone: ``release --repair`` may raise k
+    repair = {"k": "times"}
     params = {"k": Interval(int, 2, None)}
     required = ("k",)
     #: what every release keeps, checked before it is returned (formatted with the config)
