@@ -116,6 +116,7 @@ def test_kill_while_the_ledger_is_made(world):
         assert got["rows"][0][0]["sha256"] == hashlib.sha256(got["files"]["release_1.csv"]).hexdigest()
 
 
+@pytest.mark.slow  # .ci/run runs it, the README's quick run does not
 @pytest.mark.parametrize("point", ("withdraw-removed", "withdraw-committed"))
 def test_kill_during_a_withdrawal(world, point):
     """``ledger --withdraw`` killed after the files are removed (before its transaction) or after the commit:

@@ -107,6 +107,7 @@ def test_a_publisher_with_a_state_is_not_repaired(tmp_path, capsys):
 
 # before anything is written (the re-run searches again and finds the same proposal) and between the commit and
 # the rename (the re-run installs the file); the other points are the ordinary release's (test_ledger_faults.py)
+@pytest.mark.slow  # processes killed and re-run: .ci/run runs it, the README's quick run does not
 @pytest.mark.parametrize("point", ("gated", "committed"))
 def test_kill_during_accept_loses_nothing(failing, point):
     spec, snaps, ledger, rel = failing

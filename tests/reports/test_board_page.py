@@ -286,6 +286,7 @@ def measure(page: Path, width: int, folder: Path) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
+@pytest.mark.slow  # a headless browser: .ci/run runs it, the README's quick run does not
 @needs_chromium
 @pytest.mark.parametrize("width", WIDTHS)
 def test_board_pages_fit_900_and_1400_px(months, pages, tmp_path, width, capsys):
