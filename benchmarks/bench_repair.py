@@ -48,6 +48,20 @@ from multirelease.model.transitions import load_transitions  # noqa: E402
 QIS = ("sex", "age", "marital-status", "education")
 
 
+def m_spec_text(expect: str = "") -> str:
+    """m-invariance (m = 4) on the same table, with the update-graph attack its guarantee needs; ``expect``:
+    the custodian's utility requirement."""
+    return "\n".join(
+        ["schema:", "  attributes:", "    id: identifier"]
+        + [f"    {a}: {{role: quasi, hierarchy: {{file: {H}/adult_hierarchy_{a}.csv}}}}" for a in QIS]
+        + [f"    occupation: {{role: sensitive, hierarchy: {{file: {H}/adult_hierarchy_occupation.csv}}}}",
+           "transitions: {diameter: 5, shape: window}",
+           "publisher: {publisher: m_invariance, m: 4}",
+           "adversary: {quasi_identifiers: all, presence: true, sensitive: transitions}",
+           "attacks:", "  - linking: {l: 4}", "  - update_graph: {linkage: population}",
+           "expect:", "  - linking.l_distinct >= 4"] + ([f"  - {expect}"] if expect else []) + [""])
+
+
 def spec_text(k: int = 10, l: int = 2) -> str:
     return "\n".join(
         ["schema:", "  attributes:", "    id: identifier"]
@@ -90,11 +104,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--publisher", choices=("mondrian", "m_invariance"), default="mondrian",
+                    help="m_invariance: month 2 misses a utility requirement release[2].LM <= 97%% of its LM")
     args = ap.parse_args()
+    mi = args.publisher == "m_invariance"
     folder = Path(tempfile.mkdtemp(prefix="bench_repair_"))
     try:
         spec = folder / "spec.yaml"
-        spec.write_text(spec_text(), encoding="utf-8")
+        spec.write_text(m_spec_text() if mi else spec_text(), encoding="utf-8")
         _, _, schema, _ = load_spec(spec)
         model = load_transitions({"diameter": 5, "shape": "window"}, schema)
         data = adult()[list(QIS) + ["occupation"]]
@@ -112,11 +129,19 @@ def main() -> None:
         base = folder / "after_month_1"
         base.mkdir()
         shutil.copytree(ledger, base / "ledger")
-        out, month_s = timed(spec, snaps[1], ledger, rel / "release_2.csv")
+        amend = None
+        if mi:  # the custodian asks for 3% less loss than the month gives (amended spec)
+            out, _ = timed(spec, snaps[1], ledger, rel / "release_2.csv", dry_run=True)
+            x = round(out.run.release_metrics[-1]["LM"] * 0.97, 4)
+            spec = folder / "utility.yaml"
+            spec.write_text(m_spec_text(f"release[2].LM <= {x}"), encoding="utf-8")
+            amend = f"the board asks LM <= {x}"
+            emit(case="requirement", line=f"release[2].LM <= {x}")
+        out, month_s = timed(spec, snaps[1], ledger, rel / "release_2.csv", amend=amend)
         failing = [f"{j.expectation.text}: {j.value}" for j in out.run.judged if j.holds is not True]
         emit(case="month", verdict=out.verdict, seconds=round(month_s, 2), failing=failing,
              LM=out.run.release_metrics[-1]["LM"])
-        out, repair_s = timed(spec, snaps[1], ledger, rel / "release_2.csv", repair=True)
+        out, repair_s = timed(spec, snaps[1], ledger, rel / "release_2.csv", repair=True, amend=amend)
         fixed, c = out.repair, out.repair.proposal
         given = out.failed.release_metrics[-1]
         emit(case="repair", verdict=out.verdict, seconds=round(repair_s, 2), ratio=round(repair_s / month_s, 2),
@@ -129,12 +154,12 @@ def main() -> None:
         if c is None:
             return
         proposed = out.proposal.get("sha256")
-        out, accept_s = timed(spec, snaps[1], ledger, rel / "release_2.csv", repair=True, accept=True)
+        out, accept_s = timed(spec, snaps[1], ledger, rel / "release_2.csv", repair=True, accept=True, amend=amend)
         run, problems = verify_ledger(ledger)
         emit(case="accept", verdict=out.verdict, seconds=round(accept_s, 2), sha256=out.proposal.get("sha256"),
              same_as_proposal=out.proposal.get("sha256") == proposed,
              certify_from_scratch=None if run is None else run.verdict, problems=problems)
-        naive = naive_fix(folder, snaps[1], base)
+        naive = {} if mi else naive_fix(folder, snaps[1], base)  # m-invariance refuses another m mid-sequence
         emit(case="naive", naive_passes=bool(naive), **naive, repair_loss=c.cost, repair_LM=c.metrics["LM"],
              repair_no_worse=not naive or c.cost <= naive["loss"] + 1e-12)
         out, seconds = timed(spec, snaps[2], ledger, rel / "release_3.csv")

@@ -397,7 +397,8 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             sc = pipeline.ledger_plan(plan_doc, path=spec_path, base=base, earlier=[(None, None)] * len(history),
                                       snapshot=table, seed=_seed(secret))
             _point("planned")
-            states = {name: state} if state is not None else None
+            # a copy: the state as the ledger holds it stays for a repair's candidates
+            states = {name: json.loads(json.dumps(state))} if state is not None else None
             run = pipeline.run_ledger_step(sc, resume, progress, states=states)
             _point("gated")
             verdict = run.verdict
@@ -507,11 +508,15 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
     from .repair import search
 
     cls = PUBLISHERS[name]
-    if not getattr(cls, "repair", None) or getattr(cls, "state_for_sequence", None) is not None:
-        raise InputError(f"{name} continues a state from release to release (its groups, its database, its cut): "
-                         "a changed release would have to continue it, and no repair of its months exists yet; "
-                         "--repair works for publishers without one (mondrian, naive, tds)", key="--repair")
-    states = {name: state} if state is not None else None
+    if name == "bpg" or getattr(cls, "state_for_sequence", None) is not None:
+        where = "its database" if name == "bpg" else "the releases as published"
+        raise InputError(f"{name} continues its state outside the ledger's copy ({where}): "
+                         "a changed release of it is not searched yet; --repair works for the publishers whose "
+                         "state the ledger holds (mondrian, naive, tds, m_invariance, m_distinct, "
+                         "global_guarantee, sequential_diversity)", key="--repair")
+
+    def states():  # each candidate continues its own copy of the last release's state
+        return {name: json.loads(json.dumps(state))} if state is not None else None
 
     def plan(params, shown):
         doc_c = {**doc, "publisher": {**doc["publisher"], **params}}
@@ -521,11 +526,11 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
     def publish(params, shown):
         sc = plan(params, shown)
         one = pipeline.ScenarioRun(scenario=sc, sequence=ReleaseSequence())
-        pipeline.build_sequence(replace(sc, steps=[sc.steps[-1]]), one, lambda *_: None, 1, states)
+        pipeline.build_sequence(replace(sc, steps=[sc.steps[-1]]), one, lambda *_: None, 1, states())
         return one.release_metrics[-1]
 
     def gate(params, shown):
-        out = pipeline.run_ledger_step(plan(params, shown), resume, None, states=states)
+        out = pipeline.run_ledger_step(plan(params, shown), resume, None, states=states())
         return out, (dict(resume.used), dict(resume.keys), resume.kept_metrics)
 
     params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
@@ -542,11 +547,11 @@ def _repair_words(fixed, doc, failed, secret, rows: int) -> str:
     c = fixed.proposal
     params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
     base_lm = failed.release_metrics[-1].get("LM")
-    persons, lines = offenders(failed)
-    named = ", ".join(pseudonym(secret, p) for p in persons)
+    _, lines = offenders(failed)
+    named = ", ".join(pseudonym(secret, p) for p in c.withheld[:5]) + (", ..." if len(c.withheld) > 5 else "")
     return (f"{'; '.join(c.words(params))} (of {rows:,} records); loss {c.cost:.4f} (LM {c.metrics.get('LM', 0):.4f}"
-            f"; as given {base_lm:.4f}); answered {'; '.join(lines)}" + (f" (witnesses {named})" if named else "")
-            + f"; {fixed.gates} candidates gated in {fixed.seconds:.1f} s")
+            f"; as given {base_lm:.4f}); answered {'; '.join(lines)}" + (f"; withheld {named}" if named else "")
+            + f"; {fixed.gates} candidate{'s' if fixed.gates != 1 else ''} gated in {fixed.seconds:.1f} s")
 
 
 # ---------------------------------------------------------------------- the gate's report

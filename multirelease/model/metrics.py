@@ -222,6 +222,17 @@ def loss_metric(release: Release, *, original_size: int | None = None, unpublish
     return total / (n_entries * q_total)
 
 
+def row_loss(release: Release) -> np.ndarray:
+    """Each published row's share of :func:`loss_metric`'s numerator (no suppression): the sum over the
+    quasi-identifiers of ``(|v(m)| - 1) / (|A_m| - 1)`` (the records that cost the most: what a repair that
+    must lower LM withholds first, :mod:`multirelease.ledger.repair`)."""
+    if len(release) == 0 or release.lo.shape[1] == 0:
+        return np.zeros(len(release))
+    dom = _domain_sizes(release)
+    denom = np.where(dom > 1, dom - 1, 1).astype(np.float64)
+    return ((_cell_sizes(release) - 1) / denom).sum(axis=1)
+
+
 # ---------------------------------------------------------------------- EM
 def leaf_frequencies(snapshot: Table) -> dict[str, np.ndarray]:
     """Relative frequencies of every leaf of every quasi-identifier in a raw table.

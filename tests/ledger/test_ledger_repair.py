@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 import signal
@@ -74,7 +75,7 @@ def test_repair_proposes_then_accept_writes_exactly_it(failing, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].startswith("2 ") and "snapshot 123 rows" in lines[1]  # 125 in the month, 2 withheld
     assert lines[2].startswith("2 ") and "repair: 2 records withheld (of 125 records)" in lines[2]
-    assert "answered update_graph.vulnerable_values == 0 (witnesses P-" in lines[2] and "idx" not in lines[2]
+    assert "answered update_graph.vulnerable_values == 0; withheld P-" in lines[2] and "idx" not in lines[2]
     # the files certify PASS from scratch with the ledger's snapshots (not the incremental gate)
     files = [str(rel / f"release_{i}.csv") for i in (1, 2)]
     assert main(["certify", str(spec), *files, "--ledger", str(ledger), "-q"]) == 0
@@ -94,14 +95,46 @@ def test_repair_proposes_then_accept_writes_exactly_it(failing, capsys):
     assert kept[1] - kept[0] == ((given[1] - given[0]) | (withheld & kept[1])) - (given[1] - kept[1])
 
 
-def test_a_publisher_with_a_state_is_not_repaired(tmp_path, capsys):
-    snaps = write_snapshots(tmp_path, months=1)
-    spec = write_spec(tmp_path, expect="  - linking.k >= 1000\n")  # m-invariance cannot meet it
+def test_m_invariance_month_missing_a_utility_requirement_is_repaired(tmp_path, capsys):
+    """m-invariance and a requirement ``release[2].LM <= x`` that month 2 misses (x: 92% of the month's LM under
+    this ledger's secret): the costliest records are withheld (m-invariance publishes them as departures and
+    takes them back next month as arrivals); the accepted release meets x, certifies PASS from scratch, and
+    month 3 goes out normally."""
+    # no value changes: with them, m-invariance's own check refuses month 3 of this table for about one secret in
+    # eight, repair or not (measured on 24 ledgers; the update-graph attack pins a record that changed value)
+    snaps = write_snapshots(tmp_path, months=3, seed=1, update=0)
+    first = write_spec(tmp_path)
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    assert release(first, snaps[0], ledger, rel / "release_1.csv") == 0
+    gate = tmp_path / "gate.json"
+    assert release(first, snaps[1], ledger, rel / "release_2.csv", "--dry-run", "--json", str(gate)) == 0
+    lm = json.loads(gate.read_text())["releases"][-1]["metrics"]["LM"]
+    x = math.floor(lm * 0.92 * 10_000) / 10_000
+    spec = write_spec(tmp_path, "utility.yaml", expect=f"  - linking.l_distinct >= 2\n  - release[2].LM <= {x}\n")
+    amend = ("--amend", "the board asks for less loss")
+    assert release(spec, snaps[1], ledger, rel / "release_2.csv", *amend) == 1
+    capsys.readouterr()
+    assert release(spec, snaps[1], ledger, rel / "release_2.csv", *amend, "--repair", "--accept") == 0
+    out = capsys.readouterr()
+    assert f"requirement 'release[2].LM <= {x}' failed as given: {lm}" in out.err
+    proposal = next(line for line in out.out.splitlines() if line.startswith("repair: proposal"))
+    withheld, after = re.search(r"records withheld (\d+); LM [0-9.]+ -> ([0-9.]+)", proposal).groups()
+    assert int(withheld) > 0 and float(after) <= x
+    assert release(spec, snaps[2], ledger, rel / "release_3.csv") == 0
+    files = [str(rel / f"release_{i}.csv") for i in (1, 2, 3)]
+    assert main(["certify", str(spec), *files, "--ledger", str(ledger), "-q"]) == 0
+
+
+def test_a_publisher_whose_state_the_ledger_does_not_hold_is_not_repaired(tmp_path, capsys):
+    snaps = write_snapshots(tmp_path, months=1, n=60, leave=0, arrive=12, update=0)
+    spec = write_spec(tmp_path, publisher="bpg, k: 3, l: 2", sensitive="", transitions="", attacks="  - linking\n",
+                      expect="  - linking.k >= 1000\n")  # BPG cannot meet it
     ledger, rel = tmp_path / "ledger", tmp_path / "releases"
     rel.mkdir()
     assert release(spec, snaps[0], ledger, rel / "release_1.csv", "--repair") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "m_invariance continues a state" in err[0] and "--repair" in err[0]
+    assert len(err) == 1 and "bpg continues its state outside the ledger's copy (its database)" in err[0]
     assert not ledger.exists() and not any(rel.iterdir())
 
 
