@@ -21,7 +21,9 @@ fixed order) and writes the proposal through the ordinary release path, recorded
   the population: next month's snapshot holds them again and they are published then, when the gate allows
   (the ledger records the table that was published, so they come back as insertions);
 * *the publisher's own parameters made stricter* (:attr:`publishers.base.PublisherBase.repair`: Mondrian's
-  ``k`` times 1.5, 2, 3, 5 and ``l`` plus 1, 2) - the naive fix.
+  ``k`` times 1.5, 2, 3, 5 and ``l`` plus 1, 2) - the naive fix; a parameter's next rung is costed only once
+  the one before it failed the gate (a stricter parameter is taken to cost no less: not proven for Mondrian's
+  greedy cuts, so the proposal is the cheapest of the candidates generated, not of every rung).
 
 Each candidate is first *published only* (no attack: a fraction of the gate's time) and costed; candidates are
 gated in order of cost, so the first that passes is the cheapest of those generated.  The cost is the loss
@@ -197,7 +199,12 @@ def search(*, base_run, table: Table, publisher_cls, params: Mapping,
     first = tuple(p for p in persons if p in in_table)
     if first:
         queue.append(cost(Candidate({}, first)))
-    queue += [cost(Candidate(dict(p))) for p in ladder(publisher_cls, params)]
+    # each parameter's rungs in order, the next one costed only once the one before failed the gate (a stricter
+    # parameter is not expected to cost less: the milder rung is the cheaper candidate of its parameter)
+    rungs: dict[str, list[dict]] = {}
+    for p in ladder(publisher_cls, params):
+        rungs.setdefault(next(iter(p)), []).append(p)
+    queue += [cost(Candidate(dict(r.pop(0)))) for r in rungs.values() if r]
     tried: list[Candidate] = []
     gates = 0
     rounds = 1
@@ -212,6 +219,8 @@ def search(*, base_run, table: Table, publisher_cls, params: Mapping,
         tried.append(c)
         if c.run.verdict == "pass":
             return Repair(c, tried, gates, time.perf_counter() - t0, answered, dict(params))
+        if c.params and not c.withheld and rungs.get(next(iter(c.params))):
+            queue.append(cost(Candidate(dict(rungs[next(iter(c.params))].pop(0)))))
         if c.withheld and not c.params and rounds < MAX_ROUNDS:
             more, _ = offenders(c.run)
             more = tuple(p for p in more if p in in_table and p not in c.withheld)
