@@ -406,6 +406,12 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                 raise InputError("nothing to certify: the spec states no requirement and the publisher declares "
                                  "no guarantee", file=str(spec_path), key="expect")
             fixed = None
+            if repair and verdict != "pass" and not history:
+                # the ledger's secret, which seeds the publisher, is kept with the first release: before it, a
+                # proposal could not be made again the same by --accept
+                raise InputError("a first release cannot be repaired: its proposal could not be reproduced (the "
+                                 "ledger's secret is made with it); change the spec (parameters, requirements) "
+                                 "and run it again", key="--repair")
             if repair and verdict != "pass":
                 fixed = _repair(doc, spec_path, base, history, secret, table, name, state, resume, run, progress)
                 if fixed.proposal is None:

@@ -126,16 +126,33 @@ def test_m_invariance_month_missing_a_utility_requirement_is_repaired(tmp_path, 
     assert main(["certify", str(spec), *files, "--ledger", str(ledger), "-q"]) == 0
 
 
-def test_a_publisher_whose_state_the_ledger_does_not_hold_is_not_repaired(tmp_path, capsys):
-    snaps = write_snapshots(tmp_path, months=1, n=60, leave=0, arrive=12, update=0)
-    spec = write_spec(tmp_path, publisher="bpg, k: 3, l: 2", sensitive="", transitions="", attacks="  - linking\n",
-                      expect="  - linking.k >= 1000\n")  # BPG cannot meet it
+def test_a_first_release_is_not_repaired(tmp_path, capsys):
+    """Before its first release a ledger has no secret yet (it is kept with that release), so a proposal could
+    not be made again the same by --accept: refused, exit 2, nothing made."""
+    snaps = write_snapshots(tmp_path, months=1)
+    spec = write_spec(tmp_path, **{**MONDRIAN, "expect": "  - linking.k >= 1000\n"})
     ledger, rel = tmp_path / "ledger", tmp_path / "releases"
     rel.mkdir()
     assert release(spec, snaps[0], ledger, rel / "release_1.csv", "--repair") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "bpg continues its state outside the ledger's copy (its database)" in err[0]
+    assert len(err) == 1 and "a first release cannot be repaired" in err[0]
     assert not ledger.exists() and not any(rel.iterdir())
+
+
+def test_a_publisher_whose_state_the_ledger_does_not_hold_is_not_repaired(tmp_path, capsys):
+    snaps = write_snapshots(tmp_path, months=2, n=60, leave=0, arrive=12, update=0)
+    bpg = dict(publisher="bpg, k: 3, l: 2", sensitive="", transitions="", attacks="  - linking\n")
+    spec = write_spec(tmp_path, **bpg, expect="  - linking.k >= 3\n")
+    strict = write_spec(tmp_path, "strict.yaml", **bpg, expect="  - linking.k >= 1000\n")  # BPG cannot meet it
+    ledger, rel = tmp_path / "ledger", tmp_path / "releases"
+    rel.mkdir()
+    assert release(spec, snaps[0], ledger, rel / "release_1.csv") == 0
+    before = folder_bytes(ledger)
+    capsys.readouterr()
+    assert release(strict, snaps[1], ledger, rel / "release_2.csv", "--amend", "k", "--repair") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bpg continues its state outside the ledger's copy (its database)" in err[0]
+    assert folder_bytes(ledger) == before and not (rel / "release_2.csv").exists()
 
 
 # before anything is written (the re-run searches again and finds the same proposal) and between the commit and
