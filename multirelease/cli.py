@@ -333,6 +333,9 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
                 accept: bool = typer.Option(False, "--accept", help="with --repair: write the proposal (recorded)"),
                 json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
                                                         help="write the gate's JSON report here"),
+                html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="write the gate's page here "
+                                                    "(with --repair: the failing lines, the candidates, the proposal, "
+                                                    "the loss before and after)"),
                 quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
                 fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP)) -> None:
     """Make the next release of the ledger's sequence from SNAPSHOT, certify the whole sequence, and write FILE
@@ -342,7 +345,7 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     from multirelease.ledger.operations import make_release
     from multirelease.reports.document import build_report, render_terminal
 
-    _check_targets(json_path, ledger=ledger, out_file=out)
+    _check_targets(json_path, ledger=ledger, out_file=out, html=html)
     notation = _write_format(fmt)
     with progress_bar() as bar:
         outcome = make_release(spec, snapshot, ledger, out, dry_run=dry_run, amend=amend, progress=bar,
@@ -355,6 +358,11 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
             render_terminal(report, out_console, outcome.run.timings, json_path=json_path)
         if json_path:
             _emit_json(report, json_path)
+        if html is not None:
+            from multirelease.reports.document import page_context
+            from multirelease.reports.html_page import write_html
+
+            write_html({**report, **page_context(outcome.run)}, html, names=_month_names(ledger, snapshot, spec))
     ch = outcome.changes
     if ch:
         out_console.print(f"snapshot: {ch['inserted']:,} inserted, {ch['deleted']:,} deleted, "
@@ -375,6 +383,27 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     raise typer.Exit(outcome.exit_code)
 
 
+def _month_names(ledger: Path, snapshot: Path, spec: Path) -> dict:
+    """The names ``release --html`` gives persons: the ledger's keyed pseudonyms of everyone in its snapshots and
+    in this month's (not recorded yet when the page shows a proposal or a failing gate)."""
+    from multirelease.ledger.operations import load_spec, read_snapshot
+    from multirelease.ledger.pseudonyms import ledger_pseudonyms, pseudonym
+    from multirelease.ledger.store import Ledger
+
+    if (ledger / "ledger.sqlite").is_file():
+        names = ledger_pseudonyms(ledger)
+        with Ledger(ledger, write=False) as led:
+            secret = bytes.fromhex(led.meta()["secret"])
+    else:  # a first month that did not pass: no ledger, no secret - pseudonyms under a secret of this page alone
+        import secrets
+
+        names, secret = {}, secrets.token_bytes(32)
+    _, _, schema, sep = load_spec(spec)
+    for i in read_snapshot(schema, snapshot, sep).frame.index.astype(str):
+        names.setdefault(i, pseudonym(secret, i))
+    return names
+
+
 def _repair_json(outcome) -> dict:
     """The report's ``repair`` key (``release --repair --json``): the candidates gated, the proposal, its cost
     and SHA-256, the month as given (its failing lines, its LM); the rest of the report is the proposal's gate."""
@@ -389,7 +418,8 @@ def _repair_json(outcome) -> dict:
     return {"as_given": {"failed": fixed.answered, "LM": given.get("LM"),
                          "discernibility": given.get("discernibility")},
             "tried": [one(c) for c in fixed.tried], "gates": fixed.gates, "seconds": fixed.seconds,
-            "proposal": None if fixed.proposal is None else {**one(fixed.proposal), **outcome.proposal}}
+            "proposal": None if fixed.proposal is None else {**one(fixed.proposal), **outcome.proposal},
+            "accepted": bool(outcome.files)}
 
 
 def _repair_lines(outcome) -> list[str]:

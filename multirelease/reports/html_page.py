@@ -614,6 +614,59 @@ def _with_hashes(text: str) -> str:
     return _HASH.sub(lambda m: f'<code class="hash">{m.group(0)}</code>', esc(text))
 
 
+def _loss_bars(given: float | None, lm: float | None, loss: float | None) -> str:
+    """Three horizontal bars on one scale: the month's LM as given, the proposal's LM over the records it
+    publishes, and its loss over the month's records (a withheld record at 1) - issue 29's before/after."""
+    bars = [("LM as given", given), ("LM of the proposal", lm), ("loss of the proposal (withheld at 1)", loss)]
+    bars = [(label, float(v)) for label, v in bars if v is not None]
+    if not bars:
+        return ""
+    top = max(v for _, v in bars) or 1.0
+    label_w = max(len(label) for label, _ in bars) * 7 + 10
+    width, bar_w = label_w + 320, 240
+    rows = []
+    for i, (label, v) in enumerate(bars):
+        y = 8 + i * 26
+        w = max(1.0, bar_w * v / top)
+        rows.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" font-size="12">{esc(label)}</text>'
+                    f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="18" fill="{"#999" if i == 0 else "#3b7"}"/>'
+                    f'<text x="{label_w + w + 6:.1f}" y="{y + 14}" font-size="12">{v:.4f}</text>')
+    height = 16 + 26 * len(bars)
+    return (f'<svg role="img" aria-label="loss before and after the repair" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}">{"".join(rows)}</svg>')
+
+
+def _repair_section(report: Mapping) -> str:
+    """``release --repair --html`` (issue 29): the lines the month as given failed, every candidate gated (what
+    changed, its cost, the gate's verdict), the proposal with its SHA-256, and the loss before and after.  The
+    rest of the page is the proposal's gate (its witnesses are the proof that it passes)."""
+    rep = report.get("repair")
+    if not rep:
+        return ""
+    given = rep.get("as_given") or {}
+    failed = "".join(f"<li><code>{esc(line)}</code></li>" for line in given.get("failed", []))
+    rows = "".join(
+        f"<tr><td>{esc(', '.join(c['changes']))}</td><td class=num>{c['withheld']:,}</td>"
+        f"<td class=num>{esc(fmt(c['loss']))}</td><td class=num>{esc(fmt(c.get('LM')))}</td>"
+        f"<td class=num>{esc(fmt(c.get('discernibility')))}</td>"
+        f"<td>{esc(str(c.get('verdict') or '').upper())}</td></tr>"
+        for c in rep.get("tried", []))
+    prop = rep.get("proposal")
+    if prop:
+        what = (f'<p>Proposal: <b>{esc(", ".join(prop["changes"]))}</b>; the gate PASSes it. SHA-256 of the release '
+                f'it writes: {_with_hashes(prop.get("sha256", ""))}.</p>'
+                + _loss_bars(given.get("LM"), prop.get("LM"), prop.get("loss")))
+    else:
+        what = "<p class=no>No candidate passes the gate.</p>"
+    accepted = "written (accepted)" if rep.get("accepted") else "not written until accepted (--repair --accept)"
+    return (f'<section id="repair"><h2>Repair: the month as given FAILED; the verdict below is the proposal\'s, '
+            f'{accepted}</h2><p>The month as given failed:</p><ul>{failed}</ul>'
+            f'<p>{rep.get("gates", 0)} candidate(s) gated in {float(rep.get("seconds", 0)):.1f} s, cheapest first '
+            "(loss: LM over the month's records, a withheld record counting 1):</p><div class=\"scroll\"><table><tr>"
+            "<th>changes</th><th>withheld</th><th>loss</th><th>LM</th><th>discernibility</th><th>gate</th></tr>"
+            f"{rows}</table></div>{what}</section>")
+
+
 def _ledger_section(report: Mapping) -> str:
     lines = report.get("ledger_history")
     if not lines:
@@ -716,6 +769,7 @@ def render_html(report: Mapping, *, names: Mapping[str, str] | None = None, frag
     if names is not None:
         body.append(_PSEUDONYM_NOTE)
     body.append("</header>")
+    body.append(_repair_section(report))  # first: the verdict below is the proposal's, not the month's
     if not integrity:
         body.append(_verdict_section(report))
     elif report.get("certified_verdict"):

@@ -62,6 +62,12 @@ def test_repair_proposes_then_accept_writes_exactly_it(failing, capsys):
     assert report["proposal"]["sha256"] == proposed and report["proposal"]["withheld"] == 2
     assert report["as_given"]["failed"] == ["update_graph.vulnerable_values == 0"]
     assert [t["verdict"] for t in report["tried"]][-1] == "pass" and folder_bytes(ledger) == before
+    page = ledger.parent / "repair.html"
+    assert main(["release", *args, "--repair", "--html", str(page)]) == 0
+    text = page.read_text()
+    assert "Repair: the month as given FAILED; the verdict below is the proposal's, not written until accepted" \
+        in text and proposed in text and 'aria-label="loss before and after the repair"' in text
+    assert "idx0" not in text and "P-" in text and folder_bytes(ledger) == before  # persons by pseudonym only
     assert main(["release", *args, "--accept"]) == 2  # --accept accepts a repair
     capsys.readouterr()
     assert main(["release", *args, "--repair", "--accept"]) == 0
