@@ -90,9 +90,9 @@ def _check_targets(json_path: str | None = None, out: Path | None = None, *, led
 
 def _verdict_only(report: dict, json_path: str | None) -> None:
     """``--quiet``: no table, but still the verdict line (and a research scenario's expectations line)."""
-    from multirelease.reports.document import reproduced_line, verdict_words
+    from multirelease.reports.document import reproduced_line, verdict_line
 
-    lines = [reproduced_line(report), f"verdict: {verdict_words(report)[1]} (targets: {report.get('targets', '-')})"]
+    lines = [reproduced_line(report), verdict_line(report)]
     for line in filter(None, lines):
         _text_console(json_path).print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -362,7 +362,7 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
             from multirelease.reports.document import page_context
             from multirelease.reports.html_page import write_html
 
-            write_html({**report, **page_context(outcome.run)}, html, names=_month_names(ledger, snapshot, spec))
+            write_html({**report, **page_context(outcome.run)}, html, names=_month_names(ledger, outcome.run))
     ch = outcome.changes
     if ch:
         out_console.print(f"snapshot: {ch['inserted']:,} inserted, {ch['deleted']:,} deleted, "
@@ -383,14 +383,14 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     raise typer.Exit(outcome.exit_code)
 
 
-def _month_names(ledger: Path, snapshot: Path, spec: Path) -> dict:
+def _month_names(ledger: Path, run) -> dict:
     """The names ``release --html`` gives persons: the ledger's keyed pseudonyms of everyone in its snapshots and
-    in this month's (not recorded yet when the page shows a proposal or a failing gate)."""
-    from multirelease.ledger.operations import load_spec, read_snapshot
+    in this month's table as the gate read it (``run``'s: not recorded yet when the page shows a proposal or a
+    failing gate)."""
     from multirelease.ledger.pseudonyms import ledger_pseudonyms, pseudonym
-    from multirelease.ledger.store import Ledger
+    from multirelease.ledger.store import DB_NAME, Ledger
 
-    if (ledger / "ledger.sqlite").is_file():
+    if (ledger / DB_NAME).is_file():
         names = ledger_pseudonyms(ledger)
         with Ledger(ledger, write=False) as led:
             secret = bytes.fromhex(led.meta()["secret"])
@@ -398,8 +398,7 @@ def _month_names(ledger: Path, snapshot: Path, spec: Path) -> dict:
         import secrets
 
         names, secret = {}, secrets.token_bytes(32)
-    _, _, schema, sep = load_spec(spec)
-    for i in read_snapshot(schema, snapshot, sep).frame.index.astype(str):
+    for i in run.sequence.snapshots[-1].frame.index.astype(str):
         names.setdefault(i, pseudonym(secret, i))
     return names
 

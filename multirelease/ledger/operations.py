@@ -398,7 +398,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                                       snapshot=table, seed=_seed(secret))
             _point("planned")
             # a copy: the state as the ledger holds it stays for a repair's candidates
-            states = {name: json.loads(json.dumps(state))} if state is not None else None
+            states = _state_copy(name, state)
             run = pipeline.run_ledger_step(sc, resume, progress, states=states)
             _point("gated")
             verdict = run.verdict
@@ -421,7 +421,9 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
                 failed, run, verdict = run, fixed.proposal.run, "pass"
                 resume.used, resume.keys, resume.kept_metrics = fixed.proposal.resume_marks
                 if fixed.proposal.withheld:
-                    table = _withheld_table(table, fixed.proposal.withheld)
+                    from .repair import withhold
+
+                    table = withhold(table, fixed.proposal.withheld)
                     snap_bytes = table_bytes(table)
                     changes = derive_changes(previous, table)
             if fixed is not None and not accept:
@@ -467,7 +469,7 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
             if churn is not None:
                 led.event(n, "churn", f"confirmed: {churn}", row.created)
             if fixed is not None:
-                led.event(n, "repair", _repair_words(fixed, doc, failed, secret, len(table) + len(
+                led.event(n, "repair", _repair_words(fixed, failed, secret, len(table) + len(
                     fixed.proposal.withheld)), row.created)
             _point("recorded")
             led.commit()
@@ -498,9 +500,10 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
 
 
 # ---------------------------------------------------------------------- repair (issue 29)
-def _withheld_table(table: Table, withheld) -> Table:
-    keep = ~table.frame.index.astype(str).isin(list(withheld))
-    return Table(table.schema, table.frame[keep])
+def _state_copy(name: str, state: dict | None) -> dict | None:
+    """The publishers' states for one publish, a copy of the state the ledger holds (a publisher may change
+    what it is given; each repair candidate continues the same state)."""
+    return {name: json.loads(json.dumps(state))} if state is not None else None
 
 
 def _repair(doc, spec_path, base, history, secret, table, name, state, resume, run, progress):
@@ -521,8 +524,6 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
                          "state the ledger holds (mondrian, naive, tds, m_invariance, m_distinct, "
                          "global_guarantee, sequential_diversity)", key="--repair")
 
-    def states():  # each candidate continues its own copy of the last release's state
-        return {name: json.loads(json.dumps(state))} if state is not None else None
 
     def plan(params, shown):
         doc_c = {**doc, "publisher": {**doc["publisher"], **params}}
@@ -532,11 +533,11 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
     def publish(params, shown):
         sc = plan(params, shown)
         one = pipeline.ScenarioRun(scenario=sc, sequence=ReleaseSequence())
-        pipeline.build_sequence(replace(sc, steps=[sc.steps[-1]]), one, lambda *_: None, 1, states())
+        pipeline.build_sequence(replace(sc, steps=[sc.steps[-1]]), one, lambda *_: None, 1, _state_copy(name, state))
         return one.release_metrics[-1]
 
     def gate(params, shown):
-        out = pipeline.run_ledger_step(plan(params, shown), resume, None, states=states())
+        out = pipeline.run_ledger_step(plan(params, shown), resume, None, states=_state_copy(name, state))
         return out, (dict(resume.used), dict(resume.keys), resume.kept_metrics)
 
     params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
@@ -544,20 +545,17 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
                   progress=progress)
 
 
-def _repair_words(fixed, doc, failed, secret, rows: int) -> str:
+def _repair_words(fixed, failed, secret, rows: int) -> str:
     """The ``repair`` event's detail (shown by ``ledger DIR``): what changed, the cost, the lines it answered
     and the witnesses' persons by the ledger's pseudonyms (never an identifier)."""
     from .pseudonyms import pseudonym
-    from .repair import offenders
 
     c = fixed.proposal
-    params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
     base_lm = failed.release_metrics[-1].get("LM")
-    _, lines = offenders(failed)
     named = ", ".join(pseudonym(secret, p) for p in c.withheld[:5]) + (", ..." if len(c.withheld) > 5 else "")
-    return (f"{'; '.join(c.words(params))} (of {rows:,} records); loss {c.cost:.4f} (LM {c.metrics.get('LM', 0):.4f}"
-            f"; as given {base_lm:.4f}); answered {'; '.join(lines)}" + (f"; withheld {named}" if named else "")
-            + f"; {fixed.gates} candidate{'s' if fixed.gates != 1 else ''} gated in {fixed.seconds:.1f} s")
+    return (f"{'; '.join(c.words(fixed.params))} (of {rows:,} records); loss {c.cost:.4f} (LM "
+            f"{c.metrics.get('LM', 0):.4f}; as given {base_lm:.4f}); answered {'; '.join(fixed.answered)}"
+            + (f"; withheld {named}" if named else "") + f"; {fixed.gates} candidate{'s' if fixed.gates != 1 else ''} gated in {fixed.seconds:.1f} s")
 
 
 # ---------------------------------------------------------------------- the gate's report
@@ -772,18 +770,21 @@ def relocate(history: Sequence[LedgerRelease], folder: str | Path | None) -> lis
     root = Path(folder)
     if not root.is_dir():
         raise InputError("is not a folder", file=str(folder), key="--releases")
-    by_hash: dict[str, str] = {}
-    for f in sorted(root.rglob("*.csv")):
-        if f.is_file():
-            by_hash.setdefault(sha256_file(f), str(f.resolve()))
+    by_hash: dict[str, str] | None = None  # the folder's files by SHA-256: hashed only for a file renamed
 
     def find(file: str | None, sha: str | None) -> str | None:
+        nonlocal by_hash
         if not file:
             return file
         named = root / Path(file).name
-        if named.is_file() or sha not in by_hash:
+        if named.is_file():
             return str(named.resolve())
-        return by_hash[sha]
+        if by_hash is None:
+            by_hash = {}
+            for f in sorted(root.rglob("*.csv")):
+                if f.is_file():
+                    by_hash.setdefault(sha256_file(f), str(f.resolve()))
+        return by_hash.get(sha, str(named.resolve()))
 
     return [dataclasses.replace(r, file=find(r.file, r.sha256),
                                 counterfeits_file=find(r.counterfeits_file, r.counterfeits_sha256)) for r in history]

@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 from multirelease.errors import InputError
 from multirelease.model.table import Table
 
-__all__ = ["Candidate", "Repair", "search", "ladder", "offenders", "MAX_GATES"]
+__all__ = ["Candidate", "Repair", "search", "ladder", "offenders", "withhold", "MAX_GATES"]
 
 #: the most candidate gates one search runs (each costs a month's gate)
 MAX_GATES = 12
@@ -163,7 +163,10 @@ def _costly(run, threshold: float) -> list[str]:
     return out
 
 
-def _withhold(table: Table, persons: Sequence[str]) -> Table:
+def withhold(table: Table, persons: Sequence[str]) -> Table:
+    """``table`` without the records of ``persons`` (the table itself when there are none)."""
+    if not persons:
+        return table
     frame = table.frame
     keep = ~frame.index.astype(str).isin(list(persons))
     return Table(table.schema, frame[keep])
@@ -184,7 +187,7 @@ def search(*, base_run, table: Table, publisher_cls, params: Mapping,
     persons, answered = offenders(base_run)
 
     def cost(c: Candidate) -> Candidate:
-        shown = _withhold(table, c.withheld) if c.withheld else table
+        shown = withhold(table, c.withheld)
         try:
             c.metrics = publish({**params, **c.params}, shown)
         except InputError:  # the publisher refuses these parameters on this table: not a candidate
@@ -214,7 +217,7 @@ def search(*, base_run, table: Table, publisher_cls, params: Mapping,
         if not math.isfinite(c.cost):
             break
         notify(f"repair: candidate {gates + 1} ({', '.join(c.words(params))})", gates, MAX_GATES)
-        c.run, c.resume_marks = gate({**params, **c.params}, _withhold(table, c.withheld) if c.withheld else table)
+        c.run, c.resume_marks = gate({**params, **c.params}, withhold(table, c.withheld))
         gates += 1
         tried.append(c)
         if c.run.verdict == "pass":

@@ -197,6 +197,11 @@ def verdict_words(report: Mapping) -> tuple[str, str]:
     return colour, word
 
 
+def verdict_line(report: Mapping) -> str:
+    """``verdict: PASS (targets: population)``: the last line of every terminal report (and all ``-q`` prints)."""
+    return f"verdict: {verdict_words(report)[1]} (targets: {report.get('targets', '-')})"
+
+
 def reproduced_line(report: Mapping) -> str | None:
     """``expectations: reproduced (3 of 3)`` for a research scenario's expectations, else ``None``."""
     if "reproduced" not in report:
@@ -302,7 +307,7 @@ def render_terminal(report: Mapping, console, timings: Mapping[str, float] | Non
     the screen; piped or redirected (``console.is_terminal`` false), plain aligned lines that are never
     wrapped or cut, whatever ``COLUMNS`` says."""
     colour, word = verdict_words(report)
-    verdict = f"verdict: {word} (targets: {report.get('targets', '-')})"
+    verdict = verdict_line(report)
     witnesses = [f"witness for '{x['expect']}': {brief_witness(x['witness'], json_path)}"
                  for x in report["expectations"] if x["holds"] is False and x.get("witness")]
     reproduced = reproduced_line(report)

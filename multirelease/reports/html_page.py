@@ -34,7 +34,7 @@ from multirelease.errors import InputError
 from multirelease.expect import parse_expectation
 from .html_witness import draw_witness, esc, qi_items, release_series, targets_counted
 
-__all__ = ["render_html", "write_html", "check_html_target", "pseudonymize", "metric_meaning", "scoped_css",
+__all__ = ["render_html", "write_html", "pseudonymize", "metric_meaning", "scoped_css",
            "VERDICT_TITLES", "FRAGMENT_CLASS"]
 
 #: how many target rows each attack's table shows (the worst first)
@@ -788,21 +788,6 @@ def render_html(report: Mapping, *, names: Mapping[str, str] | None = None, frag
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>multirelease: {esc(name)} - {VERDICT_TITLES.get(report.get('verdict'), '')}</title>"
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
-
-
-def check_html_target(path: Path | str | None) -> None:
-    """Refuse an ``--html`` path that cannot be written, before any work (exit 2, nothing written)."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise InputError("is a directory, not a file", file=str(p), key="--html")
-    parent = p.parent if str(p.parent) else Path(".")
-    probe = parent
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise InputError("cannot be written (its folder is not writable)", file=str(p), key="--html")
 
 
 def write_html(report: Mapping, path: Path | str, *, names: Mapping[str, str] | None = None) -> Path:
