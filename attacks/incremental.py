@@ -11,7 +11,10 @@ An attack that can be extended has three methods besides ``run``:
 * ``state_parts(state) -> (part, summary)``: what to store for the release just added (``part``: bytes kept
   once per release, append-only) and for the prefix so far (``summary``: small, replaced every release);
 * ``load_state(parts, summary) -> state``: the state again from the stored parts of releases ``1 .. n`` and
-  the last summary.
+  the last summary;
+* optionally ``fold(state, view, index) -> state``: release ``index`` added without computing a result - how
+  the ledger rebuilds a state it did not keep when the attack's result over every prefix would cost more than
+  the release itself (the possible-worlds attack: :mod:`attacks.worlds_state`).
 
 The bytes are :func:`pack` / :func:`unpack`: a NumPy ``.npz`` archive of arrays with a JSON document beside
 them (no pickle: ``allow_pickle=False``).

@@ -19,7 +19,8 @@ Summary metrics (DESIGN.md, "Reports"), over the protected values (parameter ``v
   *global guarantee* (Principle 2) iff ``max_breach`` is;
 * ``min_linkability`` - the fewest distinct values (all values, protected or not) an individual takes in at
   least one world (004, l-linkability); ``disclosed`` - individuals linkable to one value only;
-* ``individuals``, ``blocks`` (independent components once the edges no world uses are pruned),
+* ``individuals``, ``blocks`` (independent components once the edges the engine proved no world uses are
+  pruned: an engine figure, finer in a ledger's gate, which carries what earlier months proved),
   ``estimated_blocks`` (blocks beyond the exact budget).
 
 Exactness: linkability is exact (per-release perfect-matching SCCs to a fixpoint; CP-SAT only for the
@@ -31,7 +32,8 @@ is then ``exact = False``, ``bounds`` holds the *proven* interval of each estima
 95% confidence interval of the estimate is in ``worst[<metric>]["ci"]`` and the notes.  When CP-SAT stops on
 its time limit while deciding linkability, ``min_linkability`` and ``disclosed`` are bounded (reason
 ``time_limit``) by the pairs a world was found for and the pairs not proven impossible.  ``individuals``,
-``blocks`` and ``estimated_blocks`` are always exact.  Engine:
+``blocks`` and ``estimated_blocks`` are always exact (the split the engine solved).  In a ledger
+(:meth:`PossibleWorlds.extend`) each month's gate starts from the linkability the last one left possible.  Engine:
 :mod:`solver.worlds.problem`, :mod:`solver.worlds.matching`, :mod:`solver.worlds.counting`.
 """
 from __future__ import annotations
@@ -47,7 +49,9 @@ from multirelease.model.sequence import SequenceView
 from solver.worlds.counting import DEFAULT_MAX_TYPE_WORLDS, DEFAULT_TIME_LIMIT
 from solver.worlds.analysis import WorldsAnalysis, analyze
 from solver.worlds.witness import witness_world
-from solver.worlds.problem import build_problem
+from solver.worlds.problem import WorldsProblem, build_problem
+
+from .worlds_state import WorldsState
 
 from .base import AttackBase, AttackResult, Progress
 from .intervals import settle
@@ -131,7 +135,9 @@ class PossibleWorlds(AttackBase):
                            "l-linkability, Definition 3.3); higher is safer",
         "disclosed": "individuals linkable to one value only (their value is disclosed)",
         "individuals": "individuals the adversary reasons about",
-        "blocks": "independent components of individuals and release classes, solved one by one",
+        "blocks": "independent components of individuals and release classes, solved one by one, once the "
+                  "edges the engine proved no world uses are pruned (a ledger's gate, which carries what earlier "
+                  "months proved, can split finer than a from-scratch run: the other figures are the same)",
         "estimated_blocks": "blocks beyond the exact budget (max_type_worlds), whose probabilities are sampled "
                             "(then bounded, reason sampled)",
     }
@@ -160,10 +166,13 @@ class PossibleWorlds(AttackBase):
         return (self.config["counting"] == "always" or self.read is None
                 or any(m in self.read for m in COUNTING_METRICS))
 
-    def analysis(self, view: SequenceView, *, count: bool = True) -> WorldsAnalysis:
+    def analysis(self, view: SequenceView, *, count: bool = True, problem: WorldsProblem | None = None
+                 ) -> WorldsAnalysis:
         """The engine's full per-individual result (for publishers and tests); ``count=False``: linkability
-        only, decided as far as ``min_linkability`` and ``disclosed`` need (the probabilities are NaN)."""
-        problem = build_problem(view, values=[view.linked_values(r) for r in range(len(view.releases))])
+        only, decided as far as ``min_linkability`` and ``disclosed`` need (the probabilities are NaN).
+        ``problem``: the problem of ``view``'s sequence already built (the ledger's gate, :meth:`extend`)."""
+        if problem is None:
+            problem = build_problem(view, values=[view.linked_values(r) for r in range(len(view.releases))])
         # the least linkability is read on the sensitive value: with linking columns the engine's values are
         # linked values (two of them may share a sensitive value), so it decides every pair
         scope = "min" if not count and not view.linking else "full"
@@ -172,11 +181,15 @@ class PossibleWorlds(AttackBase):
                        rng=np.random.default_rng(0), count=count, linkability=scope)
 
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
+        return self._run(view, progress)[0]
+
+    def _run(self, view: SequenceView, progress: Progress | None = None, problem: WorldsProblem | None = None
+             ) -> tuple[AttackResult, WorldsAnalysis]:
         if progress is not None:
             progress(0, 1, "possible worlds")
         linking = view.linking
         count = self.counts()
-        a = self.analysis(view, count=count)
+        a = self.analysis(view, count=count, problem=problem)
         problem = a.problem
         p = _SensitiveView(a, linking)
         prot = protected_codes(self.config.get("values"), p.values)
@@ -281,7 +294,40 @@ class PossibleWorlds(AttackBase):
         if progress is not None:
             progress(1, 1, "done")
         return AttackResult(attack=self.name, summary=summary, exact=exact, worst=worst, targets=tuple(targets),
-                            bounds=bounds, notes=tuple(notes), proven=proven, reason=reason)
+                            bounds=bounds, notes=tuple(notes), proven=proven, reason=reason), a
+
+    # ------------------------------------------------------------------ one release at a time (attacks.incremental)
+    def extend(self, state: "WorldsState | None", view: SequenceView, index: int):
+        """The result over releases ``1 .. index`` from the state of ``1 .. index - 1`` and the new release
+        (``view``): the problem of the whole sequence from the kept release graphs and the new one's (only the
+        new release is read and matched against its population), and the linkability the last gate proved
+        carried in (:attr:`solver.worlds.problem.WorldsProblem.allowed`).  Under persistent values (004,
+        Definition 3.1) a world of releases ``1 .. index`` restricted to ``1 .. index - 1`` is a world of the
+        prefix, so a pair the prefix's gate refuted (by flows or CP-SAT) stays refuted and the individuals it
+        disclosed stay disclosed: the new gate decides only what is still open (issue 24, item 3).  Where the
+        engine is exact, the figures are a from-scratch run's; where a solver stopped, the carried refutations
+        can only narrow its interval.  Free values (a new table adds values) and persistent linking columns
+        (read across releases) are run on the whole sequence (``NotImplemented``)."""
+        if view.adversary.sensitive != "persistent" or view.linking:
+            return NotImplemented
+        state = self.fold(state, view, index)
+        result, a = self._run(view, problem=state.problem())
+        return result, state.carried(a)
+
+    def fold(self, state: "WorldsState | None", view: SequenceView, index: int) -> "WorldsState":
+        """The state with release ``index`` added and nothing decided (the ledger folds releases whose state
+        was not kept this way: no attack of the prefixes is run)."""
+        if view.adversary.sensitive != "persistent" or view.linking:
+            return NotImplemented
+        return (state or WorldsState()).add(build_problem(view, values=[view.linked_values(0)]), index)
+
+    @staticmethod
+    def state_parts(state: "WorldsState") -> tuple[bytes, bytes]:
+        return state.parts[-1], state.summary()
+
+    @staticmethod
+    def load_state(parts: list, summary: bytes) -> "WorldsState":
+        return WorldsState.load(parts, summary)
 
     def _witness(self, a: WorldsAnalysis, p: "_SensitiveView", i: int, v: int) -> dict:
         problem = a.problem

@@ -404,11 +404,12 @@ def _extend_attack(scenario: Scenario, run: ScenarioRun, resume: Any, name: str,
     parts: list = []
     out: Any = NotImplemented if extend is None else None
     if extend is not None and state is None and index > 1:
+        fold = getattr(attack, "fold", None)  # a state without the prefixes' results, where the attack has one
         for i, pair in enumerate(resume.earlier(), 1):  # not kept: the earlier releases folded in
-            out = extend(state, view([pair]), i)
+            out = extend(state, view([pair]), i) if fold is None else fold(state, view([pair]), i)
             if out is NotImplemented:
                 break
-            state = out[1]
+            state = out[1] if fold is None else out
             parts.append(attack.state_parts(state)[0])
     if out is not NotImplemented:
         out = extend(state, view(new), index)

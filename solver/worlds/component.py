@@ -126,7 +126,10 @@ def _plain_of(problem: WorldsProblem, blocks: list[Block]) -> SimpleNamespace:
     indices and the names of the individuals an error message can name (the first member of every type), so
     that a task travels light and a worker's messages are this process's."""
     names = {int(m[0]): problem.individuals[int(m[0])] for b in blocks for m in b.members}
-    return SimpleNamespace(n_values=problem.n_values, mode=problem.mode, individuals=names,
+    allowed = getattr(problem, "allowed", None)
+    if allowed is not None:  # the rows of this chunk's types only (reduce.allowed_rows reads a type's first member)
+        allowed = {i: allowed[i] for i in names}
+    return SimpleNamespace(n_values=problem.n_values, mode=problem.mode, individuals=names, allowed=allowed,
                            releases=[SimpleNamespace(index=g.index) for g in problem.releases])
 
 
@@ -167,9 +170,13 @@ def solve_chunk(task: ChunkTask) -> list[tuple]:
     tagged = reduce_blocks_tagged(problem, task.blocks)
     coupled = [i for i, (_, sub) in enumerate(tagged) if sub.coupled]
     left = task.time_limit if task.deadline is None else max(task.deadline - time.time(), 1e-3)
+    # the least linkability among the individuals flows decided bounds what the coupled parts must decide
+    ceiling = min((int(sub.cand.sum(axis=1).min()) for _, sub in tagged if not sub.coupled and sub.block.n_types),
+                  default=None)
     decided = dict(zip(coupled, decide_coupled_all(problem, [(tagged[i][1].block, tagged[i][1].cand)
                                                              for i in coupled],
-                                                   time_limit=left, scope=task.scope))) if coupled else {}
+                                                   time_limit=left, scope=task.scope,
+                                                   ceiling=ceiling))) if coupled else {}
     out = []
     for i, (pos, sub) in enumerate(tagged):
         bc, lk, lk_exact, proven = _settle(problem, sub, decided.get(i), count=task.count,

@@ -156,6 +156,10 @@ class WorldsProblem:
     releases: tuple
     mode: str
     notes: tuple = ()
+    #: ``(N, V)`` bool or ``None``: the pairs an earlier proof left possible (the linkability upper set of a
+    #: prefix of the sequence: a world of releases ``1 .. n + 1`` restricted to ``1 .. n`` is a world of the
+    #: prefix, so what the prefix excludes stays excluded); individuals new since the prefix allow every value
+    allowed: np.ndarray | None = None
     _blocks: list = field(default_factory=list, repr=False)
 
     @property

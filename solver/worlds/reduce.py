@@ -84,6 +84,9 @@ def reduce_block(problem: WorldsProblem, block: Block) -> list[SubBlock]:
     for k in range(R):
         e = block.edges[k]
         cand[e[:, 0], edge_values(block, k)] = True
+    allowed = getattr(problem, "allowed", None)
+    if allowed is not None:  # pairs an earlier proof excluded (a prefix of the sequence): no world has them
+        cand &= allowed_rows(allowed, block, V)
     alive = [np.ones(len(e), dtype=bool) for e in block.edges]
     vals = [edge_values(block, k) for k in range(R)]
     stable = 0  # releases in a row that changed nothing
@@ -108,6 +111,17 @@ def reduce_block(problem: WorldsProblem, block: Block) -> list[SubBlock]:
         stable = 0 if changed else stable + 1
         k = (k + 1) % R
     return _split(block, alive, cand)
+
+
+def allowed_rows(allowed, block: Block, n_values: int) -> np.ndarray:
+    """``(T, V)`` rows of an :attr:`~solver.worlds.problem.WorldsProblem.allowed` mask (the whole array, or
+    the rows of a task's individuals by global index) for the block's types (a type's members share their row:
+    they were interchangeable in the prefix too)."""
+    first = np.fromiter((int(m[0]) for m in block.members), dtype=np.int64, count=block.n_types)
+    if isinstance(allowed, dict):
+        every = np.ones(n_values, dtype=bool)
+        return np.array([allowed.get(int(i), every) for i in first], dtype=bool).reshape(-1, n_values)
+    return allowed[first]
 
 
 def _split(block: Block, alive: list, cand: np.ndarray) -> list[SubBlock]:
