@@ -308,15 +308,15 @@ class PossibleWorlds(AttackBase):
         engine is exact, the figures are a from-scratch run's; where a solver stopped, the carried refutations
         can only narrow its interval.  Free values (a new table adds values) and persistent linking columns
         (read across releases) are run on the whole sequence (``NotImplemented``)."""
-        if view.adversary.sensitive != "persistent" or view.linking:
-            return NotImplemented
         state = self.fold(state, view, index)
+        if state is NotImplemented:
+            return NotImplemented
         result, a = self._run(view, problem=state.problem())
         return result, state.carried(a)
 
     def fold(self, state: "WorldsState | None", view: SequenceView, index: int) -> "WorldsState":
         """The state with release ``index`` added and nothing decided (the ledger folds releases whose state
-        was not kept this way: no attack of the prefixes is run)."""
+        was not kept this way: no attack of the prefixes is run); ``NotImplemented`` where :meth:`extend` is."""
         if view.adversary.sensitive != "persistent" or view.linking:
             return NotImplemented
         return (state or WorldsState()).add(build_problem(view, values=[view.linked_values(0)]), index)

@@ -22,7 +22,7 @@ from scipy import sparse
 
 from solver.worlds.problem import ReleaseGraph, WorldsProblem
 
-from .incremental import from_strings, pack, strings, unpack
+from .incremental import extend_codes, from_strings, pack, strings, unpack
 
 __all__ = ["WorldsState"]
 
@@ -40,14 +40,8 @@ class WorldsState:
     def add(self, one: WorldsProblem, index: int) -> "WorldsState":
         """A new state with release ``index`` (the one release of ``one``) added; ``self`` is unchanged."""
         graph = one.releases[0]
-        where = {x: i for i, x in enumerate(self.ids)}
-        ids = list(self.ids)
-        named = one.individuals[graph.people]
-        fresh = [str(x) for x in named if str(x) not in where]
-        for x in fresh:
-            where[x] = len(ids)
-            ids.append(x)
-        people = np.array([where[str(x)] for x in named], dtype=np.int64)
+        people, fresh = extend_codes(self.ids, [str(x) for x in one.individuals[graph.people]])
+        ids = self.ids + fresh
         vals = [str(v) for v in one.values]
         graph = replace(graph, index=index, people=people)
         rows = np.concatenate(graph.group_rows) if graph.group_rows else np.zeros(0, np.int64)
@@ -74,10 +68,7 @@ class WorldsState:
             allowed = np.ones((len(self.ids), len(values)), dtype=bool)
             n = self.carry.shape[0]
             allowed[:n] = False
-            cols = np.array([code[v] for v in self.carry_values], dtype=np.int64)
-            block = allowed[:n]
-            block[:, cols] = self.carry
-            allowed[:n] = block
+            allowed[:n, [code[v] for v in self.carry_values]] = self.carry
         return WorldsProblem(individuals=np.asarray(self.ids, dtype=object), values=np.asarray(values, dtype=object),
                              releases=tuple(graphs), mode="persistent", allowed=allowed)
 

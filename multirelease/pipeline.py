@@ -404,12 +404,13 @@ def _extend_attack(scenario: Scenario, run: ScenarioRun, resume: Any, name: str,
     parts: list = []
     out: Any = NotImplemented if extend is None else None
     if extend is not None and state is None and index > 1:
-        fold = getattr(attack, "fold", None)  # a state without the prefixes' results, where the attack has one
-        for i, pair in enumerate(resume.earlier(), 1):  # not kept: the earlier releases folded in
-            out = extend(state, view([pair]), i) if fold is None else fold(state, view([pair]), i)
-            if out is NotImplemented:
+        # not kept: the earlier releases folded in, without the prefixes' results where the attack can (fold)
+        fold = getattr(attack, "fold", None) or (lambda s, v, i: _state_of(extend(s, v, i)))
+        for i, pair in enumerate(resume.earlier(), 1):
+            state = fold(state, view([pair]), i)
+            if state is NotImplemented:
+                out = NotImplemented
                 break
-            state = out[1] if fold is None else out
             parts.append(attack.state_parts(state)[0])
     if out is not NotImplemented:
         out = extend(state, view(new), index)
@@ -417,6 +418,11 @@ def _extend_attack(scenario: Scenario, run: ScenarioRun, resume: Any, name: str,
         return attack.run(view(list(resume.earlier()) + new)), None
     part, summary = attack.state_parts(out[1])
     return out[0], (parts + [part], summary)
+
+
+def _state_of(out: Any) -> Any:
+    """The state of an ``extend`` answer (``NotImplemented`` stays so)."""
+    return out if out is NotImplemented else out[1]
 
 
 def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:

@@ -315,15 +315,17 @@ class _PartState:
                 new += 1
         return new
 
+    def undecided(self) -> np.ndarray:
+        return self.cand & ~self.linkable & ~self.refuted
+
     def open_pairs(self, level: int) -> list[tuple[int, int]]:
         """The pairs still to decide at ``level``: every undecided pair of a type with fewer proven values."""
-        undecided = self.cand & ~self.linkable & ~self.refuted
-        need = undecided & (self.linkable.sum(axis=1) < level)[:, None]
+        need = self.undecided() & (self.linkable.sum(axis=1) < level)[:, None]
         return [(int(t), int(v)) for t, v in zip(*np.nonzero(need))]
 
     def below(self, level: int) -> bool:
         """A type is decided (no undecided pair) with fewer than ``level`` values."""
-        decided = ~(self.cand & ~self.linkable & ~self.refuted).any(axis=1)
+        decided = ~self.undecided().any(axis=1)
         return bool((decided & (self.linkable.sum(axis=1) < level)).any())
 
 
@@ -466,17 +468,13 @@ def _local_worlds(tw: _TypeWorldModel, block: Block, state: _PartState, values, 
     R, T = len(block.releases), block.n_types
     flows = _edge_flows(tw, values)
     base = tw.values_of(values)
-    into = []  # per release: group -> edges
-    for k in range(R):
-        e = block.edges[k]
-        order = np.argsort(e[:, 1], kind="stable")
-        cuts = np.searchsorted(e[order, 1], np.arange(len(block.group_count[k]) + 1))
-        into.append((order, cuts))
-    of_type = []
-    for k in range(R):
-        e = block.edges[k]
-        order = np.argsort(e[:, 0], kind="stable")
-        of_type.append((order, np.searchsorted(e[order, 0], np.arange(T + 1))))
+    def by(column: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Edges sorted on ``column`` and where each of its ``n`` keys starts (``order[cuts[x]:cuts[x + 1]]``)."""
+        order = np.argsort(column, kind="stable")
+        return order, np.searchsorted(column[order], np.arange(n + 1))
+
+    into = [by(block.edges[k][:, 1], len(block.group_count[k])) for k in range(R)]  # group -> its edges
+    of_type = [by(block.edges[k][:, 0], T) for k in range(R)]  # type -> its edges
     settled = np.zeros(T, dtype=bool)  # short types an optimal neighbourhood left short: not seeds again
     for seed in range(T):
         if deadline - time.perf_counter() <= 0:
@@ -492,9 +490,9 @@ def _local_worlds(tw: _TypeWorldModel, block: Block, state: _PartState, values, 
             head += 1
             for k in range(R):
                 order, cuts = of_type[k]
+                go, gc = into[k]
                 for e in order[cuts[t]:cuts[t + 1]]:
                     g = block.edges[k][e, 1]
-                    go, gc = into[k]
                     for e2 in go[gc[g]:gc[g + 1]]:
                         u = int(block.edges[k][e2, 0])
                         if u not in seen and len(free) < LOCAL_TYPES:
