@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
@@ -283,10 +284,7 @@ def test_worlds_near_a_world_are_worlds(case, rnd):
 
     block, V, region = case
     truth = _partition_linkable(block, V, region)
-    cand = np.zeros((block.n_types, V), dtype=bool)
-    for k in range(len(block.releases)):
-        e = block.edges[k]
-        cand[e[:, 0], block.group_value[k][e[:, 1]]] = True
+    cand = _block_values(SimpleNamespace(n_values=V), block)  # every value of an adjacent group
     tw = lk_module._TypeWorldModel(block, cand)
     status, _, solver = tw.solve(10)
     assert status == "feasible"
@@ -297,10 +295,108 @@ def test_worlds_near_a_world_are_worlds(case, rnd):
         state = lk_module._PartState(cand)
         state.settle(tw.values_of(values))
         before = state.linkable.copy()
-        lk_module._solve_near(tw, block, state, free, lk_module._edge_flows(tw, values), tw.values_of(values), 99)
+        lk_module._solve_near(block, state, free, lk_module._edge_flows(tw, values), tw.values_of(values), 99)
         assert not (state.linkable & ~truth).any()
         for world in state.witnesses.values():
             for tt in range(block.n_types):
                 assert sum(c for (x, _), c in world.items() if x == tt) == 1
     if (truth & ~before).any():
         assert (state.linkable & ~before).any()
+
+
+def _first_world(block, cand):
+    """A world of a block by CP-SAT: ``(type-world model, solution vector)``."""
+    import solver.worlds.linkability as lk_module
+
+    tw = lk_module._TypeWorldModel(block, cand)
+    status, _, solver = tw.solve(10)
+    assert status == "feasible"
+    return tw, np.array(solver.response_proto.solution, dtype=np.int64)  # a copy: the solver's goes with it
+
+
+@given(persistent_sequences(max_size=7), st.integers(0, 2 ** 32 - 1))
+@settings(_SETTINGS, max_examples=40)
+def test_relaxation_refutes_with_checked_certificates_and_its_worlds_are_worlds(case, seed):
+    """:mod:`solver.worlds.relaxation` against the brute force over assignments: every pair
+    :meth:`~solver.worlds.relaxation.Relaxation.refute` refutes is linkable to none of the type's members in any
+    world; a vertex :meth:`~solver.worlds.relaxation.Relaxation.world` returns is a world (every pair it
+    realizes is linkable, every type's members counted once); a point that breaks one equality is no world; and a
+    vector ``y`` that is not a certificate - the LP's own with one entry changed - proves nothing the brute force
+    says is linkable."""
+    import solver.worlds.linkability as lk_module
+    from solver.worlds.relaxation import Relaxation
+
+    problem, bf = _problem(*case, max_assignments=3 ** 7 + 1)
+    assume(bf["worlds"] > 0)
+    rng = np.random.default_rng(seed)
+    for block in problem.blocks():
+        cand = _block_values(problem, block)
+        truth = np.array([np.any([bf["linkable"][p] for p in mem.tolist()], axis=0) for mem in block.members])
+        tw, values = _first_world(block, cand)
+        relax = Relaxation(block, cand)
+        x0 = relax.point(tw.values_of(values), lk_module._edge_flows(tw, values))
+        assert relax.is_world(x0)
+        refuted = relax.refute(x0)
+        assert not (refuted & truth).any()
+        weight = rng.random(relax.n_pairs)
+        x = relax.world(weight)
+        if x is not None:
+            assert relax.is_world(x)
+            for (t, v), c in relax.world_of(x).items():
+                assert c == 0 or truth[t, v]
+            assert all(sum(c for (s, _), c in relax.world_of(x).items() if s == t) == len(mem)
+                       for t, mem in enumerate(block.members))
+        broken = x0.copy()
+        broken[0] += 1
+        assert not relax.is_world(broken)
+        linkable_zero = np.flatnonzero((x0[:relax.n_pairs] == 0) & truth[relax.pairs[:, 0], relax.pairs[:, 1]])
+        if len(linkable_zero):
+            y = rng.integers(-3, 4, relax.a.shape[0]).astype(float)
+            proven = relax._certified(x0, linkable_zero, y)
+            assert proven is None or not proven.any()
+
+
+@given(partition_blocks())
+@settings(_SETTINGS, max_examples=60)
+def test_relaxation_on_single_edge_releases(case):
+    """On Mondrian-shaped blocks (:func:`partition_blocks`): the relaxation's refutations are pairs no assignment
+    realizes, and :func:`solver.worlds.linkability._relaxed` - refutations, vertices, fractional vertices
+    completed by CP-SAT - proves only linkable pairs and refutes only unlinkable ones, each proven pair's witness
+    a world of the block."""
+    import solver.worlds.linkability as lk_module
+    from solver.worlds.relaxation import Relaxation
+
+    block, V, region = case
+    truth = _partition_linkable(block, V, region)
+    cand = _block_values(SimpleNamespace(n_values=V), block)  # every value of an adjacent group
+    tw, values = _first_world(block, cand)
+    relax = Relaxation(block, cand)
+    state = lk_module._PartState(cand)
+    x0 = relax.point(tw.values_of(values), lk_module._edge_flows(tw, values))
+    x = lk_module._relaxed(relax, state, x0, 99, deadline=float("inf"))
+    assert relax.is_world(x)
+    assert not (state.linkable & ~truth).any() and not (state.refuted & truth).any()
+    for (t, v), world in state.witnesses.items():
+        assert world[t, v] > 0
+        assert all(sum(c for (s, _), c in world.items() if s == tt) == 1 for tt in range(block.n_types))
+
+
+def test_relaxation_refutes_what_counts_force():
+    """Two releases: type 0 alone in a group of value 0, then types 0 and 1 in one region with one record of
+    value 0 and one of value 1.  Every value of an adjacent group is a candidate of both types; the relaxation
+    refutes exactly (0, 1) and (1, 0), with a certificate, from the only world."""
+    from solver.worlds.problem import Block
+    from solver.worlds.relaxation import Relaxation
+
+    block = Block(releases=(0, 1), members=(np.array([0]), np.array([1])), groups=(np.arange(1), np.arange(2)),
+                  edges=(np.array([[0, 0]]), np.array([[0, 0], [0, 1], [1, 0], [1, 1]])),
+                  present=np.array([[True, True], [False, True]]), group_count=(np.array([1]), np.array([1, 1])),
+                  group_value=(np.array([0]), np.array([0, 1])))
+    cand = np.ones((2, 2), dtype=bool)
+    tw, values = _first_world(block, cand)
+    import solver.worlds.linkability as lk_module
+
+    relax = Relaxation(block, cand)
+    x0 = relax.point(tw.values_of(values), lk_module._edge_flows(tw, values))
+    assert relax.world_of(x0) == {(0, 0): 1, (0, 1): 0, (1, 0): 0, (1, 1): 1}
+    assert relax.refute(x0).tolist() == [[False, True], [True, False]]
