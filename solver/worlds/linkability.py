@@ -422,8 +422,7 @@ def _decide_batch(problem: WorldsProblem, parts: Sequence, states: list[_PartSta
         if w is not None:
             s.settle(w)
     if relax is not None:
-        x = _relaxed(relax, states[0], x, level, deadline)
-        worlds[0], flows[0] = relax.world_of(x), relax.flows(x)
+        worlds[0], flows[0] = _relaxed(relax, states[0], x, level, deadline)
         if not states[0].open_pairs(level):
             states[0].done = True
             return
@@ -490,17 +489,25 @@ def _decide_batch(problem: WorldsProblem, parts: Sequence, states: list[_PartSta
         s.done = d
 
 
-def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: float) -> np.ndarray:
+def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: float) -> tuple[dict, list]:
     """What the LP relaxation of a part alone in its batch decides (:mod:`solver.worlds.relaxation`), from its
     world ``x``: the undecided pairs no point of the relaxation realizes are refuted, each by a checked
     certificate (once per part: a refutation holds at every level); then simplex vertices maximizing the
     part's open pairs at ``level`` (weighted by the inverse of their type's size, perturbed by a fixed-seed
     draw so that ties break the same way on every run), each one checked to be a world, while they realize
-    new pairs (at most :data:`VERTEX_ROUNDS`).  Returns the last world."""
+    new pairs (at most :data:`VERTEX_ROUNDS`), over the pairs not refuted.  Returns the last world and its
+    transport per release."""
+    from .relaxation import Relaxation
+
     state.settle(relax.world_of(x))
     if not state.relaxed:
         state.relaxed = True
-        state.refuted |= relax.refute(x)
+        refuted = relax.refute(x)
+        if refuted.any():  # a smaller LP for the vertices: the refuted pairs' columns and their edges go
+            state.refuted |= refuted
+            world, transport = relax.world_of(x), relax.flows(x)
+            relax = Relaxation(relax.block, relax.cand & ~state.refuted)
+            x = relax.point(world, transport)
     rng = np.random.default_rng(0)
     first, second = relax.pairs[:, 0], relax.pairs[:, 1]
     near = None
@@ -523,7 +530,7 @@ def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: floa
         if y is None:
             break
         x = y
-    return x
+    return relax.world_of(x), relax.flows(x)
 
 
 def _complete(relax, state: _PartState, point: np.ndarray, near: _Neighbours, level: int) -> np.ndarray | None:

@@ -373,8 +373,8 @@ def test_relaxation_on_single_edge_releases(case):
     relax = Relaxation(block, cand)
     state = lk_module._PartState(cand)
     x0 = relax.point(tw.values_of(values), lk_module._edge_flows(tw, values))
-    x = lk_module._relaxed(relax, state, x0, 99, deadline=float("inf"))
-    assert relax.is_world(x)
+    world, transport = lk_module._relaxed(relax, state, x0, 99, deadline=float("inf"))
+    assert relax.is_world(relax.point(world, transport))
     assert not (state.linkable & ~truth).any() and not (state.refuted & truth).any()
     for (t, v), world in state.witnesses.items():
         assert world[t, v] > 0
