@@ -104,16 +104,21 @@ def stream(data: pd.DataFrame, months: int, initial: int, leave: int, arrive: in
     next_id = initial
     for month in range(1, months + 1):
         if month > 1:
-            frame = frame.drop(index=rng.choice(frame.index.to_numpy(), leave, replace=False))
-            if change:
-                who = rng.choice(frame.index.to_numpy(), change, replace=False)
-                now = model.indices(frame.loc[who, "occupation"].to_numpy())
-                frame.loc[who, "occupation"] = np.asarray(model.values, dtype=object)[model.sample(now, rng)]
-            new = data.iloc[rng.choice(len(data), arrive, replace=True)].copy()
-            new.index = pd.Index([f"p{i:06d}" for i in range(next_id, next_id + arrive)], name="id")
-            next_id += arrive
-            frame = pd.concat([frame, new])
+            frame, next_id = next_month(data, frame, next_id, leave, arrive, change, rng, model)
         yield month, frame
+
+
+def next_month(data: pd.DataFrame, frame: pd.DataFrame, next_id: int, leave: int, arrive: int, change: int,
+               rng: np.random.Generator, model=None) -> tuple[pd.DataFrame, int]:
+    """One month of :func:`stream` after ``frame``: ``(the next snapshot, the next fresh id number)``."""
+    frame = frame.drop(index=rng.choice(frame.index.to_numpy(), leave, replace=False))
+    if change:
+        who = rng.choice(frame.index.to_numpy(), change, replace=False)
+        now = model.indices(frame.loc[who, "occupation"].to_numpy())
+        frame.loc[who, "occupation"] = np.asarray(model.values, dtype=object)[model.sample(now, rng)]
+    new = data.iloc[rng.choice(len(data), arrive, replace=True)].copy()
+    new.index = pd.Index([f"p{i:06d}" for i in range(next_id, next_id + arrive)], name="id")
+    return pd.concat([frame, new]), next_id + arrive
 
 
 def run_stream(label: str, spec_text: str, months: int, initial: int, leave: int, arrive: int, change: int,

@@ -3,7 +3,7 @@ command line (the same pipeline; :mod:`multirelease.api`).
 
 ``multirelease.run(scenario)``, ``multirelease.certify(spec, [df1, df2])``, ``multirelease.publish(...)``,
 ``multirelease.ledger_publish(...)``, ``multirelease.ledger_history(DIR)``, ``multirelease.ledger_withdraw(DIR, N,
-REASON)`` and ``multirelease.verify_ledger(DIR)``
+REASON)``, ``multirelease.verify_ledger(DIR)`` and ``multirelease.ledger_headroom(DIR)``
 take file paths, dicts and pandas DataFrames and return immutable :class:`~multirelease.api.Result` objects
 (``.verdict``, ``.report``, ``.to_frame()``, the HTML report in a notebook).  ``describe(NAME)`` is the
 reference entry of a publisher, attack, metric or key.  The names are imported on first use, so
@@ -12,10 +12,11 @@ reference entry of a publisher, attack, metric or key.  The names are imported o
 from __future__ import annotations
 
 __all__ = ["run", "certify", "publish", "ledger_publish", "ledger_history", "ledger_withdraw", "verify_ledger",
-           "Result", "describe", "InputError"]
+           "ledger_headroom", "Result", "describe", "InputError"]
 
 _WHERE = {"run": "api", "certify": "api", "publish": "api", "ledger_publish": "api", "ledger_history": "api",
-          "ledger_withdraw": "api", "verify_ledger": "api", "Result": "api", "describe": "reports.reference", "InputError": "errors"}
+          "ledger_withdraw": "api", "verify_ledger": "api", "ledger_headroom": "api", "Result": "api",
+          "describe": "reports.reference", "InputError": "errors"}
 
 
 def __getattr__(name: str):

@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from .errors import InputError
 
 __all__ = ["Result", "run", "certify", "publish", "ledger_publish", "ledger_history", "ledger_withdraw",
-           "verify_ledger"]
+           "verify_ledger", "ledger_headroom"]
 
 _DICT_NAME = "<scenario dict>"
 _FRAME_COLUMNS = ("kind", "subject", "metric", "value", "lower", "upper", "exact", "holds", "requirement",
@@ -362,3 +362,16 @@ def verify_ledger(folder: str | Path, *, progress=None, releases: str | Path | N
         return Result("verify", "fail", 1, json.dumps(ledger_release.uncertified_report("ledger", problems)),
                       problems=tuple(str(p) for p in problems))
     return _from_run("verify", run_, problems=problems)
+
+
+def ledger_headroom(folder: str | Path, *, months: int = 12, futures: int = 20, seed: int = 0, executor=None):
+    """``multirelease ledger DIR --headroom``: how many more months the ledger's sequence passes its gate (issue
+    26; :func:`multirelease.ledger.headroom.forecast`).  Returns a frozen
+    :class:`~multirelease.ledger.headroom.Headroom` dataclass - ``passing`` (the share of futures whose gate
+    still passes, by month ahead), ``median`` / ``low`` / ``high`` (months of headroom, 10-90% band),
+    ``first_failing``, ``witness``, ``churn`` (the assumptions), ``lines()`` (what the CLI prints) and
+    ``to_json()`` - aggregate only.  ``executor`` (:mod:`solver.executor`) runs the futures (default: local
+    processes); the ledger is only read."""
+    from multirelease.ledger.headroom import forecast
+
+    return forecast(folder, months=months, futures=futures, seed=seed, executor=executor)

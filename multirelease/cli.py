@@ -504,7 +504,8 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
                verify: bool = typer.Option(False, "--verify", help="check every published file's SHA-256 and "
                                            "re-certify the files"),
                json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
-                                                       help="with --verify: the JSON report"),
+                                                       help="with --verify: the JSON report (with --headroom: "
+                                                       "the forecast under 'headroom')"),
                quiet: bool = typer.Option(False, "--quiet", "-q", help="no tables: the verdict line only"),
                fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
                html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
@@ -516,14 +517,25 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
                withdraw: Optional[int] = typer.Option(None, "--withdraw", metavar="N", help="withdraw release N, "
                                                       "the last, which never went out (with --reason; recorded)"),
                reason: Optional[str] = typer.Option(None, "--reason", help="with --withdraw: why the release "
-                                                    "never went out")) -> None:
+                                                    "never went out"),
+               headroom: bool = typer.Option(False, "--headroom", help="forecast how many more months the "
+                                             "sequence passes its gate: simulated futures of the churn fitted on the "
+                                             "ledger's history, each month published and gated (nothing stored)"),
+               months: Optional[int] = typer.Option(None, "--months", metavar="N", help="with --headroom: months "
+                                                    "ahead (default 12)"),
+               futures: Optional[int] = typer.Option(None, "--futures", metavar="R", help="with --headroom: "
+                                                     "simulated futures (default 20)"),
+               seed: Optional[int] = typer.Option(None, "--seed", metavar="S", help="with --headroom: the seed of "
+                                                  "every simulated draw (default 0)")) -> None:
     """The ledger's history, one line per release (amendments, withdrawals and confirmed churn among them).
 
     --verify checks every published file against its recorded SHA-256 (and the release folders for files the
     ledger never recorded) and re-certifies the files with the ledger's snapshots: a changed, missing or
     unrecorded file makes the verdict FAIL (exit 1), named in the first line printed with both hashes; --html
     implies --verify.  --withdraw N removes the last release's files and takes it out of every later gate: only
-    for a release that never went out (a release that was sent stays published)."""
+    for a release that never went out (a release that was sent stays published).  --headroom forecasts the
+    months left before the gate fails (issue 26): the share of simulated futures whose gate still passes, by
+    month ahead, the median headroom with its 10-90% band and the line that fails first; with --html, a plot."""
     from multirelease.formats.arx import notation_of
     from multirelease.ledger.operations import (check_files, history_lines, integrity_line, ledger_name,
                                                 verify_ledger_checked, withdraw_release)
@@ -531,6 +543,17 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
 
     notation = notation_of(fmt)
     _check_targets(json_path, html=html)
+    if headroom and (withdraw is not None or reason is not None):
+        raise InputError("forecasts, --withdraw changes the ledger: run them apart", key="--headroom")
+    for flag, value in (("--months", months), ("--futures", futures), ("--seed", seed)):
+        if value is not None and not headroom:
+            raise InputError("goes with --headroom", key=flag)
+    if headroom:
+        from multirelease.ledger.headroom import DEFAULT_FUTURES, DEFAULT_MONTHS, DEFAULT_SEED, check_request
+
+        months, futures = DEFAULT_MONTHS if months is None else months, DEFAULT_FUTURES if futures is None else futures
+        seed = DEFAULT_SEED if seed is None else seed
+        check_request(months, futures, seed)
     if withdraw is not None:
         if verify or html is not None or releases is not None:
             raise InputError("withdraw alone, then verify", key="--withdraw")
@@ -555,17 +578,33 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
                    "beside them", markup=False, highlight=False, soft_wrap=True)
     for line in history:
         text.print(line, markup=False, highlight=False, soft_wrap=True)
+    forecast = None
+    if headroom and verify and found:
+        text.print("headroom: not forecast: the published files are not the ones the ledger recorded", markup=False,
+                   highlight=False, soft_wrap=True)
+    elif headroom:
+        from multirelease.ledger.headroom import forecast as forecast_headroom
+
+        forecast = forecast_headroom(folder, months=months, futures=futures, seed=seed)
+        for line in forecast.lines():
+            text.print(line, markup=False, highlight=False, soft_wrap=True)
     if not verify:
+        if json_path and forecast is not None:
+            _emit_json({"ledger": forecast.ledger, "headroom": forecast.to_json()}, json_path)
         raise typer.Exit(0)
     with progress_bar() as bar:
         run, problems = verify_ledger_checked(folder, bar, notation=notation, checked=found, releases=releases)
     for p in problems:
         err_console.print(str(p), markup=False, highlight=False, soft_wrap=True)
     page = {"ledger_history": history, "ledger_problems": [str(p) for p in problems]}
+    if forecast is not None:
+        page["headroom"] = forecast.to_json()
     if problems:
         _finish_integrity("verify", run, problems, json_path, quiet, html=html,
                           page={**page, "scenario": ledger_name(folder)}, names=names)
     report = build_report(run)
+    if forecast is not None:
+        report["headroom"] = page["headroom"]
     if not quiet and json_path != "-":
         render_terminal(report, out_console, run.timings, json_path=json_path)
     if json_path:

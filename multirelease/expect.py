@@ -1,7 +1,9 @@
 """``expect`` lines and certification requirements: ``<attack>.<metric> <op> <number>``.
 
 Examples: ``correspondence.FA == 4``, ``possible_worlds.max_breach <= 1/2``, ``linking.k >= 10``, and for
-release metrics ``release[1].LM < 0.4``.  The number may be a fraction ``a/b``.
+release metrics ``release[1].LM < 0.4``.  The number may be a fraction ``a/b``.  A release index counts from 1;
+a negative one counts from the newest release, as Python's do: ``release[-1].counterfeit_share <= 0.05`` judges
+the newest release of whatever sequence is certified (a ledger's month, every month: issue 26).
 
 An expectation is judged on the interval its metric is known to lie in (a point when the attack is exact):
 it *holds* when every value of the interval satisfies it, *fails* when none does, and is *unknown*
@@ -22,7 +24,7 @@ __all__ = ["Expectation", "parse_expectation", "verdict_of", "OPS", "EXIT_CODES"
 OPS = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt,
        ">": operator.gt}
 _LINE = re.compile(
-    r"^\s*(?P<subject>[A-Za-z_][\w]*(?:\[(?P<index>\d+)\])?)\.(?P<metric>[A-Za-z_][\w]*)\s*"
+    r"^\s*(?P<subject>[A-Za-z_][\w]*(?:\[(?P<index>-?\d+)\])?)\.(?P<metric>[A-Za-z_][\w]*)\s*"
     r"(?P<op>==|!=|<=|>=|<|>)\s*(?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?:\s*/\s*\d+)?)\s*$")
 #: relative tolerance of ``==`` / ``!=`` (floating-point results of exact rational computations)
 REL_TOL = 1e-9
@@ -32,7 +34,7 @@ REL_TOL = 1e-9
 class Expectation:
     text: str
     subject: str  # attack name, or "release"
-    index: int | None  # release index (from 1) for release metrics
+    index: int | None  # release index (from 1; negative: from the newest, -1) for release metrics
     metric: str
     op: str
     number: float
@@ -45,6 +47,15 @@ class Expectation:
             same = math.isclose(float(value), self.number, rel_tol=REL_TOL, abs_tol=1e-12)
             return same if self.op == "==" else not same
         return OPS[self.op](float(value), self.number)
+
+    def release_index(self, n: int) -> int | None:
+        """The release (from 1) a release metric's line judges in a sequence of ``n`` releases: its index, or
+        for a negative one ``n + 1 + index`` (``release[-1]``: the newest); ``None`` when there is no such
+        release (or the line names no release)."""
+        if self.index is None:
+            return None
+        i = self.index if self.index > 0 else n + 1 + self.index if self.index < 0 else 0
+        return i if 1 <= i <= n else None
 
     def judge(self, low: float, high: float) -> bool | None:
         """``True`` / ``False`` when the whole interval ``[low, high]`` settles it, else ``None``."""
@@ -80,7 +91,8 @@ def parse_expectation(text: object, *, file: str | None = None, key: str | None 
     subject = m.group("subject").split("[")[0]
     index = int(m.group("index")) if m.group("index") else None
     if (subject == "release") != (index is not None):
-        raise InputError(f"'{text}': release metrics are written release[<i>].<metric>", file=file, key=key)
+        raise InputError(f"'{text}': release metrics are written release[<i>].<metric> (i from 1, or -1 for the "
+                         "newest)", file=file, key=key)
     num = m.group("number").replace(" ", "")
     if "/" in num:
         a, b = num.split("/")

@@ -207,8 +207,9 @@ def _require_attack(e: Expectation, scenario: Scenario, registry, *, file: str |
 
     n = len(scenario.steps)
     if e.subject == "release":
-        if not 1 <= e.index <= n:
-            raise InputError(f"'{e.text}': there is no release {e.index} (1..{n})", file=file, key=key)
+        if e.release_index(n) is None:
+            raise InputError(f"'{e.text}': there is no release {e.index} (1..{n}, or -1..-{n} from the newest)",
+                             file=file, key=key)
         if e.metric not in RELEASE_METRICS:
             raise InputError(f"'{e.text}': unknown release metric '{e.metric}' "
                              f"(known: {', '.join(RELEASE_METRICS)})", file=file, key=key)
@@ -626,7 +627,7 @@ def judge(reqs: Sequence[Line], results: Mapping[str, Any], release_metrics: Seq
     for line in reqs:
         e, source, kind = line.expectation, line.source, line.kind
         if e.subject == "release":
-            value = release_metrics[e.index - 1].get(e.metric)
+            value = release_metrics[e.release_index(len(release_metrics)) - 1].get(e.metric)
             if value is None:
                 judged.append(Judgement(e, None, None, reason="not reported", source=source, kind=kind))
                 continue

@@ -35,7 +35,7 @@ from .store import Ledger, LedgerRelease, sha256_file, table_from_bytes
 from multirelease.model.schema import Schema
 from multirelease.model.table import Table
 
-__all__ = ["GateResume", "record", "last_snapshot"]
+__all__ = ["GateResume", "record", "last_snapshot", "state_key"]
 
 _DDL = (
     "CREATE TABLE IF NOT EXISTS gate_parts (key TEXT NOT NULL, n INTEGER NOT NULL, sha256 TEXT NOT NULL, "
@@ -81,8 +81,7 @@ class GateResume:
 
     def key(self, name: str, attack: Any) -> str:
         """The state's key: the attack, its parameters and what it reads besides the releases."""
-        doc = {"attack": name, "config": getattr(attack, "config", {}), **self.context}
-        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+        return state_key(self.context, name, attack)
 
     def earlier(self) -> list:
         """Releases ``1 .. n - 1`` as published, with their snapshots (read once, on first use)."""
@@ -96,7 +95,8 @@ class GateResume:
         if "release_metrics" in self._have:
             rows = self.led.con.execute("SELECT metrics FROM release_metrics WHERE n <= ? ORDER BY n",
                                         (n,)).fetchall()
-            if len(rows) == n:
+            # kept before the release metrics a requirement can name grew (issue 26's shares): computed again
+            if len(rows) == n and all('"counterfeit_share"' in m for (m,) in rows):
                 self.kept_metrics = True
                 return [json.loads(m) for (m,) in rows]
         from multirelease.reports.document import compute_release_metrics
@@ -109,6 +109,15 @@ class GateResume:
         exactly these releases)."""
         key = self.keys[name] = self.key(name, attack)
         self.used[name] = False
+        kept = self.kept(key)
+        if kept is None:
+            return None
+        self.used[name] = True
+        return attack.load_state(*kept)
+
+    def kept(self, key: str) -> tuple[list, bytes] | None:
+        """The parts (one per release ``1 .. n - 1``) and summary kept under ``key``, as stored; ``None`` when
+        nothing is kept for exactly these releases (module docstring, "Trust")."""
         n = len(self.history)
         if not n or not {"gate_parts", "gate_summary"} <= self._have:
             return None
@@ -120,8 +129,14 @@ class GateResume:
         if [p[0] for p in parts] != list(range(1, n + 1)) or \
                 any(p[1] != r.sha256 for p, r in zip(parts, self.history)):
             return None
-        self.used[name] = True
-        return attack.load_state([p[2] for p in parts], row[1])
+        return [p[2] for p in parts], row[1]
+
+
+def state_key(context: Mapping, name: str, attack: Any) -> str:
+    """An attack state's key: the attack, its parameters and ``context``, what it reads besides the releases
+    (the spec's schema, adversary, transitions and targets: :attr:`GateResume.context`)."""
+    doc = {"attack": name, "config": getattr(attack, "config", {}), **context}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def record(led: Ledger, n: int, sha: str, run: Any, resume: GateResume) -> None:

@@ -111,8 +111,9 @@ def offenders(run) -> tuple[list[str], list[str]]:
             continue
         lines.append(j.expectation.text)
         e = j.expectation
+        newest = run.scenario.steps[-1].index
         if e.subject == "release" and e.metric == "LM" and e.op in ("<=", "<") and \
-                e.index in (None, run.scenario.steps[-1].index):  # the new release's loss
+                e.release_index(newest) == newest:  # the new release's loss (release[n] or release[-1])
             persons += [p for p in _costly(run, e.number) if p not in persons]
             continue
         res = run.results.get(j.expectation.subject)

@@ -21,11 +21,23 @@ __all__ = ["RELEASE_METRICS", "compute_release_metrics", "build_report", "page_c
            "render_terminal", "progress_display"]
 
 RELEASE_METRICS = ("records", "classes", "k", "l_distinct", "l_entropy", "LM", "EM", "discernibility",
-                   "discernibility_normalized", "AIL", "FEM", "VEM", "counterfeits")
+                   "discernibility_normalized", "AIL", "FEM", "VEM", "counterfeits", "counterfeit_share",
+                   "withheld_share")
 
 
 def compute_release_metrics(release: Release, snapshot: Table | None) -> dict[str, float]:
-    """Size, k, distinct / entropy l and the information-loss metrics of one release."""
+    """Size, k, distinct / entropy l, the information-loss metrics of one release, and two utility shares a
+    custodian's requirement can name (issue 26: ``release[-1].counterfeit_share <= 0.05``):
+
+    * ``counterfeit_share`` = counterfeit rows / rows published (the counterfeit statistics' total over
+      ``len(release)``; 0 for a release without counterfeits; absent for an empty release) - m-invariance's
+      and m-Distinct's price for the records that left or changed (Xiao & Tao, section 4; Li & Zhou);
+    * ``withheld_share`` = records of the snapshot not in the release / records of the snapshot (with the
+      snapshot only): counted as ``max(0, |snapshot| - (rows published - counterfeit rows)) / |snapshot|``, the
+      rows published that are not counterfeits being records of the snapshot (a publisher that adds real
+      records the snapshot lacks, BPG's dirty records, Barbosa et al. section 6, would hide as many withheld
+      ones).  A ledger records the table it published (a repair's withheld records are not in the month's
+      recorded snapshot), so for its gate this counts what the publisher itself left out."""
     from multirelease.model.metrics import release_metrics
     from multirelease.model.principles import distinct_l, entropy_l
 
@@ -45,8 +57,13 @@ def compute_release_metrics(release: Release, snapshot: Table | None) -> dict[st
         n_fake = int(sum(release.counterfeits.values())) if release.counterfeits else 0
         original = max(len(snapshot), len(release) - n_fake)
     out.update(release_metrics(release, snapshot=snapshot, original_size=original))
+    n_fake = int(sum(release.counterfeits.values())) if release.counterfeits else 0
     if release.counterfeits:
-        out["counterfeits"] = int(sum(release.counterfeits.values()))
+        out["counterfeits"] = n_fake
+    if len(release):
+        out["counterfeit_share"] = n_fake / len(release)
+    if snapshot is not None and len(snapshot):
+        out["withheld_share"] = max(0, len(snapshot) - (len(release) - n_fake)) / len(snapshot)
     return out
 
 

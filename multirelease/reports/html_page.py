@@ -155,7 +155,8 @@ def requirement_words(text: str) -> str:
     except InputError:
         return text
     number = text.split(e.op, 1)[1].strip()
-    subject = f"release {e.index}" if e.subject == "release" else e.subject
+    subject = e.subject if e.subject != "release" else "the newest release" if e.index == -1 else \
+        f"release {e.index}" if e.index > 0 else f"release {e.index} from the newest"
     return f"{subject}'s {e.metric} must {_OP_WORDS[e.op]} {number}"
 
 
@@ -518,7 +519,6 @@ def _requirements_of(report: Mapping, name: str) -> list[tuple[str, str, float, 
 
 def _chart_svg(chart: Mapping, reqs: list, n_releases: int, uid: str) -> str:
     """One matplotlib figure (SVG, text kept as text) of a chart's series with its requirements' lines."""
-    import matplotlib
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7.2, 3.1), layout="constrained")
@@ -558,9 +558,17 @@ def _chart_svg(chart: Mapping, reqs: list, n_releases: int, uid: str) -> str:
     ax.set_ylabel(chart["ylabel"])
     ax.set_xticks(range(1, n_releases + 1))
     ax.set_xlim(.5, n_releases + .5)
-    ax.set_title(chart["title"], fontsize=10, loc="left")
+    return _figure_svg(fig, ax, chart["title"], "best", uid)
+
+
+def _figure_svg(fig, ax, title: str, legend: str, uid: str) -> str:
+    """A figure's title, grid and legend (at ``legend``), saved as an inline SVG (text kept as text, ids prefixed
+    with ``uid``: :func:`inline_svg`)."""
+    import matplotlib
+
+    ax.set_title(title, fontsize=10, loc="left")
     ax.grid(alpha=.3)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc=legend)
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": uid, "font.size": 9}):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
@@ -665,6 +673,70 @@ def _repair_section(report: Mapping) -> str:
             "(loss: LM over the month's records, a withheld record counting 1):</p><div class=\"scroll\"><table><tr>"
             "<th>changes</th><th>withheld</th><th>loss</th><th>LM</th><th>discernibility</th><th>gate</th></tr>"
             f"{rows}</table></div>{what}</section>")
+
+
+def _headroom_svg(forecast: Mapping, uid: str) -> str:
+    """The share of futures whose gate still passes, by month ahead, with the 10-90% band of the first failing
+    month shaded and its median marked (``ledger --html --headroom``, issue 26)."""
+    from matplotlib.figure import Figure
+
+    points = forecast.get("passing", [])
+    xs = [p["month_ahead"] for p in points]
+    band = forecast.get("headroom", {})
+    months = int(forecast.get("months", len(xs)) or 1)
+    fig = Figure(figsize=(7.2, 3.1), layout="constrained")
+    ax = fig.subplots()
+    low, median, high = (int(band.get(k, months)) + 1 for k in ("low", "median", "high"))
+    if low <= months:
+        ax.axvspan(low - .5, min(high, months) + .5, color="#d9822b", alpha=.18,
+                   label="10-90% of the futures' first failing month")
+    if median <= months:
+        ax.axvline(median, color="#d9822b", linestyle="--", linewidth=1.2, label="median first failing month")
+    ax.plot(xs, [p["share"] for p in points], marker="o", color="#2f6db5", drawstyle="steps-mid",
+            label="share of futures whose gate still passes")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlim(.5, months + .5)
+    ax.set_xticks(range(1, months + 1))
+    ax.set_xlabel(f"month ahead (release {int(forecast.get('releases', 0)) + 1} is +1)")
+    ax.set_ylabel("share of futures passing")
+    return _figure_svg(fig, ax, "Headroom: the gate in simulated futures", "best", uid)
+
+
+def _headroom_section(report: Mapping) -> str:
+    """``ledger --html --headroom`` (issue 26): the forecast's plot, its band, the line that fails first most
+    often with its example in figures, and the assumptions (rates, futures, months, seed) beside it."""
+    h = report.get("headroom")
+    if not h:
+        return ""
+    band = h.get("headroom", {})
+    months = int(h.get("months", 0))
+
+    def words(m: int) -> str:
+        return f"{m} or more" if m >= months else str(m)
+
+    churn = h.get("churn", {})
+    ups = ", ".join(f"{esc(a)} {r:.1%}" for a, r in churn.get("update_rates", {}).items() if r) or "none"
+    first = h.get("first_failing") or []
+    fails = (f"<p>Fails first most often: <code>{esc(first[0]['requirement'])}</code> ({first[0]['futures']} of "
+             f"{h.get('futures')} futures).</p>" if first else f"<p>No future failed within {months} months.</p>")
+    w = h.get("witness") or {}
+    if w:
+        figures = ", ".join(f"{esc(k)} {esc(fmt(v))}" for k, v in (w.get("figures") or {}).items())
+        fails += (f"<p class=note>Example from a simulated month: future {w.get('future')}, month +"
+                  f"{w.get('month_ahead')} (release {w.get('release')}): <code>{esc(w.get('requirement', ''))}"
+                  f"</code>{' value ' + esc(fmt(w['value'])) if w.get('value') is not None else ''}"
+                  f"{' (' + figures + ')' if figures else ''}{', names ' + esc(w['person']) if w.get('person') else ''}"
+                  ".</p>")
+    return (f'<section id="headroom"><h2>Headroom: median {esc(words(int(band.get("median", 0))))} more months '
+            f'(10-90%: {esc(words(int(band.get("low", 0))))} to {esc(words(int(band.get("high", 0))))})</h2>'
+            f'<div class="chart">{_headroom_svg(h, "headroom")}</div>{fails}'
+            f"<p class=note>Assumptions: {h.get('futures')} futures of {months} months, seed {h.get('seed')}; churn "
+            f"fitted on the ledger's last {churn.get('months_fitted')} months: deletions "
+            f"{float(churn.get('deletion_rate', 0)):.1%} a month, insertions "
+            f"{float(churn.get('insertion_rate', 0)):.1%}"
+            f", updates {ups} ({esc(churn.get('sensitive_updates', ''))}); arrivals bootstrapped from "
+            f"{int(churn.get('arrivals_bootstrapped', 0)):,} recent arrivals. Each simulated month is published by "
+            "the ledger's publisher and judged by the same gate; nothing is stored in the ledger.</p></section>")
 
 
 def _ledger_section(report: Mapping) -> str:
@@ -778,6 +850,7 @@ def render_html(report: Mapping, *, names: Mapping[str, str] | None = None, frag
     for i, (attack, res) in enumerate(report.get("attacks", {}).items()):
         body.append(_attack_section(report, attack, res, i))
     body.append(_releases_section(report))
+    body.append(_headroom_section(report))
     body.append(_ledger_section(report))
     body.append(f"<footer>multirelease {esc(ver)}. Every figure on this page comes from the JSON report of the "
                 "same run (<code>--json</code>); the page loads nothing from the network.</footer>")

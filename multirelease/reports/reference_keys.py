@@ -33,7 +33,8 @@ TOP_KEY_TEXT = {
                 "given as published (`{file}` or `{rows}`, below)",
     "adversary": "what the attacker knows (below)",
     "attacks": "a list of `NAME` or `{NAME: {params}}` (the names and parameters of the attacks page)",
-    "expect": "a list of lines `<attack>.<metric> <op> <number>` or `release[<i>].<metric> <op> <number>`; ops "
+    "expect": "a list of lines `<attack>.<metric> <op> <number>` or `release[<i>].<metric> <op> <number>` "
+              "(i from 1, or -1 for the newest release); ops "
               "`== != < <= > >=`; the number may be a fraction `a/b`. Requirements (privacy claims: PASS / FAIL / "
               "UNKNOWN), or, with `purpose: research`, expectations (a paper's figures: reproduced or not)",
     "targets": "who the attacks judge: `population` (the individuals of the data; the default when there is "
@@ -178,6 +179,11 @@ RELEASE_METRIC_TEXT = {
     "FEM": "Frequency Entropy Metric, Barbosa et al. section 5, bits: higher keeps more information",
     "VEM": "Volume Entropy Metric, Barbosa et al. section 5, bits: higher keeps more information",
     "counterfeits": "counterfeit rows published (m-invariance, m-Distinct); absent when there are none",
+    "counterfeit_share": "counterfeit rows / rows published: 0 (none) to 1; a custodian's utility requirement, "
+                         "e.g. `release[-1].counterfeit_share <= 0.05` (every month of a ledger)",
+    "withheld_share": "records of the snapshot not in the release / records of the snapshot (counted: the "
+                      "snapshot's records less the rows published that are not counterfeits, at least 0); with the "
+                      "snapshot only",
 }
 
 #: every exit code of every command

@@ -104,7 +104,9 @@ def render_pages() -> dict[str, str]:
     metrics = ["# Metrics\n", "## Requirement lines\n",
                "`<attack>.<metric> <op> <number>` or `release[<i>].<metric> <op> <number>` (ops `== != < <= > "
                ">=`; the number may be a fraction `a/b`), in a scenario's `expect`, a ledger spec's `expect` or "
-               "`certify --require`.  A metric is a proven value or an interval (a stopped solver): a "
+               "`certify --require`.  A release index counts from 1, or from the newest release when negative: "
+               "`release[-1].counterfeit_share <= 0.05` in a ledger spec judges every month's new release.  A "
+               "metric is a proven value or an interval (a stopped solver): a "
                "requirement holds when it holds for every value of the interval, fails when it fails for every "
                "value, else it is UNKNOWN (exit 3).\n",
                "## Release metrics (`release[<i>].<metric>`)\n", _release_metric_table(),
