@@ -341,9 +341,11 @@ class _PartState:
         return bool((decided & (self.linkable.sum(axis=1) < level)).any())
 
 
-#: a part with at least this many types is a CP-SAT model of its own; smaller ones share a model up to this
-#: many types (one model of every part stalled at 30,000 rows and three releases: issue 24)
-BATCH_TYPES = 30
+#: a part with at least this many types is alone in its batch, and goes through its LP relaxation first
+#: (:func:`_relaxed`); smaller ones share a CP-SAT model up to this many types (one model of every part stalled
+#: at 30,000 rows and three releases: issue 24).  Month 7's 405 parts of fewer than 30 types at 30,000 rows: 21 s
+#: of one core with 30, 13 s with 10 (the parts of 10-29 types through the relaxation), 27 s with 60
+BATCH_TYPES = 10
 #: deterministic-time units of CP-SAT per round of :func:`decide_coupled_all` before it takes the best world found
 #: (0.1 left the 937-type part of the custodian's month 3 at 30,000 rows finding nothing new in every round,
 #: then proving each round without a bound: 56 s; 0.5: 12 s, the same figures; 0.5 for every batch slowed the
