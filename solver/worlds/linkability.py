@@ -254,7 +254,8 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     fractional world realizes refuted by checked certificates, then vertices that realize open pairs, each
     checked a world (a fractional one completed by CP-SAT around its fractional types); the CP-SAT model is
     built only for the pairs this leaves open.  Otherwise a first CP-SAT solve finds a world of every part
-    (none: :class:`InputError`, naming the part).  A large part (:data:`LOCAL_MIN_TYPES` types or more) then looks for worlds *near* that one
+    (none: :class:`InputError`, naming the part).  A large part (:data:`LOCAL_MIN_TYPES` types or more) then
+    looks for worlds *near* that one
     (:func:`_local_worlds`: the types around one undecided type are freed, every other type keeps its values,
     and a small model of the freed types alone is solved): each one found is a world of the whole part, so its
     pairs are settled; nothing is refuted this way.  Then, in rounds, each part with open candidate pairs gets
@@ -316,7 +317,7 @@ class _PartState:
         self.refuted = np.zeros_like(cand)
         self.witnesses: dict = {}
         self.done = False  # decided to the last level asked
-        self.relaxed = False  # the LP relaxation's refutations were tried (:func:`_refute_relaxed`)
+        self.relaxed = False  # the LP relaxation's refutations were tried (:func:`_relaxed`)
 
     def settle(self, sol: dict) -> int:
         new = 0
@@ -330,10 +331,14 @@ class _PartState:
     def undecided(self) -> np.ndarray:
         return self.cand & ~self.linkable & ~self.refuted
 
+    def need(self, level: int) -> np.ndarray:
+        """``(T, V)``: the pairs still to decide at ``level``, every undecided pair of a type with fewer proven
+        values."""
+        return self.undecided() & (self.linkable.sum(axis=1) < level)[:, None]
+
     def open_pairs(self, level: int) -> list[tuple[int, int]]:
-        """The pairs still to decide at ``level``: every undecided pair of a type with fewer proven values."""
-        need = self.undecided() & (self.linkable.sum(axis=1) < level)[:, None]
-        return [(int(t), int(v)) for t, v in zip(*np.nonzero(need))]
+        """:meth:`need` as a list of pairs."""
+        return [(int(t), int(v)) for t, v in zip(*np.nonzero(self.need(level)))]
 
     def below(self, level: int) -> bool:
         """A type is decided (no undecided pair) with fewer than ``level`` values."""
@@ -401,10 +406,14 @@ def _decide_batch(problem: WorldsProblem, parts: Sequence, states: list[_PartSta
         x = None if point is None else relax.integral(point)
         if x is None and point is not None:
             x = _complete(relax, states[0], point, _Neighbours(relax.block), level)
+    def build() -> tuple[cp_model.CpModel, list[_TypeWorldModel]]:
+        """One CP-SAT model of the batch's parts on their pairs not refuted."""
+        model = cp_model.CpModel()
+        return model, [_TypeWorldModel(block, cand & ~s.refuted, model) for (block, cand), s in zip(parts, states)]
+
     model, models = None, None
     if x is None:
-        model = cp_model.CpModel()
-        models = [_TypeWorldModel(block, cand & ~s.refuted, model) for (block, cand), s in zip(parts, states)]
+        model, models = build()
         status, _, solver = _solve(model, deadline - time.perf_counter(), [])
         if status == "infeasible":
             for (block, cand), tw in zip(parts, models):  # name the part without a world
@@ -429,8 +438,7 @@ def _decide_batch(problem: WorldsProblem, parts: Sequence, states: list[_PartSta
             states[0].done = True
             return
     if models is None:
-        model = cp_model.CpModel()
-        models = [_TypeWorldModel(block, cand & ~s.refuted, model) for (block, cand), s in zip(parts, states)]
+        model, models = build()
     if len(parts) == 1 and parts[0][0].n_types >= LOCAL_MIN_TYPES:
         _local_worlds(parts[0][0], states[0], worlds[0], flows[0], level, deadline)
     y: list[dict] = [{} for _ in parts]  # y[i][t, v] => m[t, v] >= 1, made once per pair
@@ -514,8 +522,7 @@ def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: floa
     first, second = relax.pairs[:, 0], relax.pairs[:, 1]
     near = None
     for _ in range(VERTEX_ROUNDS):
-        need = state.undecided() & (state.linkable.sum(axis=1) < level)[:, None]
-        open_ = need[first, second]
+        open_ = state.need(level)[first, second]
         if not open_.any() or deadline - time.perf_counter() <= 0:
             break
         point = relax.vertex(open_ * (1 + rng.random(relax.n_pairs)) / relax.block.type_count[first])
@@ -538,10 +545,10 @@ def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: floa
 def _complete(relax, state: _PartState, point: np.ndarray, near: _Neighbours, level: int) -> np.ndarray | None:
     """A world from a fractional vertex of a part's relaxation: the types with an integral value and transport
     keep them, the others and their nearest neighbours (twice as many, then eight times, at least
-    :data:`LOCAL_TYPES`) are completed by CP-SAT (:func:`_solve_near`, within :data:`LOCAL_DETERMINISTIC`: month
-    7's parts at 30,000 rows took 24 s with 0.1, 28 s with 0.25 and 34 s with 0.5, the same figures).  The world is checked
-    (:meth:`~solver.worlds.relaxation.Relaxation.is_world`) and its pairs settled; ``None`` when no
-    neighbourhood completes it."""
+    :data:`LOCAL_TYPES`) are completed by CP-SAT (:func:`_solve_near`, within :data:`LOCAL_DETERMINISTIC`:
+    month 7's parts at 30,000 rows took 24 s with 0.1, 28 s with 0.25 and 34 s with 0.5, the same figures).
+    The world is checked (:meth:`~solver.worlds.relaxation.Relaxation.is_world`) and its pairs settled;
+    ``None`` when no neighbourhood completes it."""
     frac = relax.fractional_types(point)
     whole = np.round(point).astype(np.int64)
     for size in (max(LOCAL_TYPES, 2 * len(frac)), max(4 * LOCAL_TYPES, 8 * len(frac))):
@@ -564,8 +571,7 @@ def _edge_flows(tw: _TypeWorldModel, values) -> list[np.ndarray]:
     return out
 
 
-def _local_worlds(block: Block, state: _PartState, base: dict, flows: list, level: int,
-                  deadline: float, size: int = LOCAL_TYPES, effort: float = LOCAL_DETERMINISTIC) -> None:
+def _local_worlds(block: Block, state: _PartState, base: dict, flows: list, level: int, deadline: float) -> None:
     """Worlds of a large part near the world ``base`` (``{(t, v): members}``, its transport ``flows`` per
     release): for each type still short of ``level`` proven values,
     the :data:`LOCAL_TYPES` types nearest to it (breadth first over shared groups) are freed, every other type
@@ -584,8 +590,8 @@ def _local_worlds(block: Block, state: _PartState, base: dict, flows: list, leve
         short = state.linkable[seed].sum() < level
         if not short or settled[seed] or not (state.cand[seed] & ~state.linkable[seed] & ~state.refuted[seed]).any():
             continue
-        free = near.around([seed], size)
-        if _solve_near(block, state, free, flows, base, level, effort)[0]:  # proven: nothing more near them
+        free = near.around([seed], LOCAL_TYPES)
+        if _solve_near(block, state, free, flows, base, level)[0]:  # proven: nothing more near them
             settled[free] |= state.linkable[free].sum(axis=1) < level
 
 

@@ -9,13 +9,13 @@ individual one value for the whole sequence, consistent with every release).  :c
 equalities ``A x = b`` of ``P`` once (``x`` = the pairs' ``m``, then every usable edge's ``f``; ``A`` has
 entries 0, 1 and -1) and answers two questions with HiGHS (scipy's ``linprog``):
 
-**Worlds from vertices** (:meth:`Relaxation.world`).  Each release alone is a transportation problem (its
-vertices are integral); the releases share ``m``, so ``P`` can have fractional vertices, but on the custodian's
-parts (monthly Adult snapshots, 7 quasi-identifiers, 30,000 rows, month 7: parts of up to 2,081 types over 7
-releases) the simplex vertex maximizing a weight on the open pairs was integral three times in four, realizing
-744 of 796 short types' second values in 0.7 s (CP-SAT rounds: 10-20 s for the same part).  A vertex is a world
-only after it is checked: integral, non-negative and ``A x = b`` in integer arithmetic; anything else is
-``None``.
+**Worlds from vertices** (:meth:`Relaxation.vertex`, :meth:`Relaxation.integral`).  Each release alone is a
+transportation problem (its vertices are integral); the releases share ``m``, so ``P`` can have fractional
+vertices, but on the custodian's parts (monthly Adult snapshots, 7 quasi-identifiers, 30,000 rows, month 7: parts
+of up to 2,081 types over 7 releases) the simplex vertex maximizing a weight on the open pairs was integral three
+times in four, realizing 744 of 796 short types' second values in 0.7 s (CP-SAT rounds: 10-20 s for the same part).
+A vertex is a world only after it is checked: integral, non-negative and ``A x = b`` in integer arithmetic;
+anything else is ``None``.
 
 **Refutation with a certificate** (:meth:`Relaxation.refute`).  From one world ``x0``, the directions ``d``
 with ``x0 + e d`` in ``P`` for a small ``e > 0`` form the tangent cone ``C = {d : A d = 0, d_i >= 0 where
@@ -139,11 +139,6 @@ class Relaxation:
         for k, (use, col) in enumerate(self.uses):
             types.append(self.block.edges[k][use[frac[col]], 0])
         return np.unique(np.concatenate(types))
-
-    def world(self, weight: np.ndarray) -> np.ndarray | None:
-        """A world at the simplex vertex maximizing ``weight``, or ``None`` (fractional, or the LP failed)."""
-        point = self.vertex(weight)
-        return None if point is None else self.integral(point)
 
     # ------------------------------------------------------------------ refutations
     def refute(self, x0: np.ndarray) -> np.ndarray:

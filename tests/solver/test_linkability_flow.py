@@ -319,7 +319,7 @@ def _first_world(block, cand):
 def test_relaxation_refutes_with_checked_certificates_and_its_worlds_are_worlds(case, seed):
     """:mod:`solver.worlds.relaxation` against the brute force over assignments: every pair
     :meth:`~solver.worlds.relaxation.Relaxation.refute` refutes is linkable to none of the type's members in any
-    world; a vertex :meth:`~solver.worlds.relaxation.Relaxation.world` returns is a world (every pair it
+    world; a vertex :meth:`~solver.worlds.relaxation.Relaxation.integral` accepts is a world (every pair it
     realizes is linkable, every type's members counted once); a point that breaks one equality is no world; and a
     vector ``y`` that is not a certificate - the LP's own with one entry changed - proves nothing the brute force
     says is linkable."""
@@ -339,7 +339,8 @@ def test_relaxation_refutes_with_checked_certificates_and_its_worlds_are_worlds(
         refuted = relax.refute(x0)
         assert not (refuted & truth).any()
         weight = rng.random(relax.n_pairs)
-        x = relax.world(weight)
+        point = relax.vertex(weight)
+        x = None if point is None else relax.integral(point)
         if x is not None:
             assert relax.is_world(x)
             for (t, v), c in relax.world_of(x).items():
