@@ -90,7 +90,12 @@ def test_kill_at_a_named_point(world, point):
     _trial(world, f"point_{point}", kill)
 
 
-@pytest.mark.parametrize("tenth", range(1, 11))
+#: the instants the README's quick run kills at (.ci/run kills at all ten: about 3.5 s each)
+QUICK_TENTHS = (2, 5, 8)
+
+
+@pytest.mark.parametrize("tenth", [t if t in QUICK_TENTHS else pytest.param(t, marks=pytest.mark.slow)
+                                   for t in range(1, 11)])
 def test_kill_at_an_instant(world, tenth):
     def kill(cmd):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -101,19 +106,21 @@ def test_kill_at_an_instant(world, tenth):
     _trial(world, f"instant_{tenth}", kill)
 
 
-def test_kill_while_the_ledger_is_made(world):
+@pytest.mark.parametrize("point", ("written", pytest.param("recorded", marks=pytest.mark.slow), "committed",
+                                   pytest.param("renamed", marks=pytest.mark.slow)))
+def test_kill_while_the_ledger_is_made(world, point):
     """A first call killed before its transaction commits leaves no ledger (or an empty one the next call
-    starts over from); killed after it, the re-run finds release 1 recorded and its file in place."""
-    for point in ("written", "recorded", "committed", "renamed"):
-        trial = world["root"] / f"first_{point}"
-        (trial / "releases").mkdir(parents=True)
-        cmd = _cmd(world["spec"], world["snaps"][0], trial / "ledger", trial / "releases" / "release_1.csv")
-        killed = subprocess.run(cmd, capture_output=True, env={**os.environ, "MULTIRELEASE_FAULT_POINT": point})
-        assert killed.returncode == -signal.SIGKILL
-        assert subprocess.run(cmd, capture_output=True).returncode == 0
-        got = _contents(trial / "ledger", trial / "releases")
-        assert [r[0]["n"] for r in got["rows"]] == [1] and list(got["files"]) == ["release_1.csv"], point
-        assert got["rows"][0][0]["sha256"] == hashlib.sha256(got["files"]["release_1.csv"]).hexdigest()
+    starts over from); killed after it, the re-run finds release 1 recorded and its file in place (the quick
+    run kills before and after the commit; .ci/run at every point)."""
+    trial = world["root"] / f"first_{point}"
+    (trial / "releases").mkdir(parents=True)
+    cmd = _cmd(world["spec"], world["snaps"][0], trial / "ledger", trial / "releases" / "release_1.csv")
+    killed = subprocess.run(cmd, capture_output=True, env={**os.environ, "MULTIRELEASE_FAULT_POINT": point})
+    assert killed.returncode == -signal.SIGKILL
+    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    got = _contents(trial / "ledger", trial / "releases")
+    assert [r[0]["n"] for r in got["rows"]] == [1] and list(got["files"]) == ["release_1.csv"], point
+    assert got["rows"][0][0]["sha256"] == hashlib.sha256(got["files"]["release_1.csv"]).hexdigest()
 
 
 @pytest.mark.slow  # .ci/run runs it, the README's quick run does not

@@ -170,6 +170,7 @@ def test_strategy_promises(data):
             assert seen.setdefault(int(raw[i, quasi.index(name)]), cell) == cell
 
 
+@pytest.mark.slow  # three hypothesis finds with shrinking: 9.5 s; .ci/run runs it
 def test_local_recoding_example():
     """A fixed example: local_recodings shrink to the raw values themselves."""
     from hypothesis import find
