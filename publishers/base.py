@@ -167,8 +167,13 @@ class PublisherBase:
         proven interval.  Nothing to check with ``omit``, or when no persistent linking column is published.
 
         The principles' own checks are written for quasi-identifiers and sensitive values (their papers know no
-        other column, Shmueli & Tassa section 5.2): this is what makes a kept column safe to publish."""
+        other column, Shmueli & Tassa section 5.2): this is what makes a kept column safe to publish.  First,
+        whatever the principle, Example 5.1's attacker (:func:`multirelease.model.linking.tuple_pins`): a
+        persistent tuple also links rows across uids and classes, and an individual it pins to one sensitive value
+        in any release refuses the release (a BPG release whose uids were all new, its kept ``lab`` column pinning
+        two people through release 1, passed the intersection attack: the thorough property found it)."""
         from multirelease.expect import parse_expectation
+        from multirelease.model.linking import tuple_pins
         from multirelease.model.sequence import Adversary
 
         if self.config.get("linking", self.linking_default) != "keep" or len(sequence) < 2 \
@@ -177,10 +182,20 @@ class PublisherBase:
         view = sequence.view(adversary or Adversary(), transitions)
         if not view.linking:
             return
+        k = len(sequence)
+        # the principles' own attacks follow uids or classes; a persistent tuple also links rows across uids
+        # (Example 5.1): a release the tuples alone disclose someone in is refused whatever those attacks say
+        pins = tuple_pins(view.population, view.releases, view.linking)
+        if pins:
+            who, r, _ = pins[0]
+            raise InputError(f"{self.name} refuses release {k} with linking: keep: the linking columns "
+                             f"{', '.join(view.linking.columns)} pin individual '{who}' to one sensitive value in "
+                             f"release {r + 1} ({len(pins)} such (individual, release) pairs; Shmueli & Tassa "
+                             f"section 5.2, Example 5.1: a persistent tuple found in every class of an individual); "
+                             f"give linking: omit")
         from attacks import ATTACKS
 
         results = {}
-        k = len(sequence)
         for line in self.guarantee_requirements():
             e = parse_expectation(line)
             if e.subject not in results:

@@ -205,7 +205,7 @@ def tuple_pins(tables, releases, linking: tuple) -> list[str]:
     someone (BPG suppresses records): the attacker cannot tell who, so that release constrains no one."""
     feasible: dict = {}
     cands = []
-    for table, release in zip(tables, releases):
+    for r, (table, release) in enumerate(zip(tables, releases)):
         if len(release) < len(table):
             continue
         cols = [list(table.schema.quasi).index(n) for n in release.quasi]
@@ -217,9 +217,9 @@ def tuple_pins(tables, releases, linking: tuple) -> list[str]:
             here[str(pid)] = rows
             seen = {tuples[i] for i in rows}
             feasible[str(pid)] = seen if str(pid) not in feasible else feasible[str(pid)] & seen
-        cands.append((release, tuples, here))
+        cands.append((r, release, tuples, here))
     out = []
-    for r, (release, tuples, here) in enumerate(cands):
+    for r, release, tuples, here in cands:
         for pid, rows in here.items():
             values = {str(release.sensitive[i]) for i in rows if tuples[i] in feasible[pid]}
             if len(values) == 1:

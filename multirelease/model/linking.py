@@ -38,7 +38,7 @@ import pandas as pd
 
 from multirelease.errors import InputError
 
-__all__ = ["LINKING_ROLES", "Linking", "Projection", "linking_of", "SEPARATOR"]
+__all__ = ["LINKING_ROLES", "Linking", "Projection", "linking_of", "tuple_pins", "SEPARATOR"]
 
 #: roles of the published columns that are neither quasi-identifier nor sensitive
 LINKING_ROLES = ("non-identifier", "insensitive")
@@ -185,3 +185,58 @@ def linking_of(releases: Sequence, changing: Sequence[str] = ()) -> Linking:
                              f"published by every release (or by one); publish it in every release, leave it "
                              f"out, or declare it in adversary.changing", key=f"schema.attributes.{name}")
     return Linking(tuple(columns), tuple(ignored))
+
+
+def tuple_pins(population: Sequence, releases: Sequence, linking: Linking, *, chunk: int = 2048) -> list[tuple]:
+    """Shmueli & Tassa's Example 5.1 attacker (004, section 5.2) on a sequence, exactly: ``(individual,
+    release index, value)`` for every individual of a snapshot that the persistent linking columns pin to one
+    sensitive value in a release.
+
+    The adversary knows each snapshot's quasi-identifiers and who is in it (``population``, one public table per
+    release).  An individual's linking tuple is one for the whole sequence: it is among the tuples of the rows
+    whose region holds the individual's point, in every release the individual is in; its candidate values in
+    a release are those of such rows whose tuple survives all of them.  A release with fewer rows than its
+    snapshot's individuals withholds someone (BPG suppresses records): the adversary cannot tell who, so that
+    release constrains no one and is read for no one (counterfeit rows, more rows than individuals, are rows
+    like any other).  Bob of Example 5.1 is in a 2-diverse class of both releases and O+ is the only blood type
+    found in both: measles.  Cost: one containment test per (row, distinct point), in chunks of ``chunk``
+    points, then joins over the (individual, row) pairs."""
+    if not linking:
+        return []
+    tuple_code: dict[str, int] = {}
+    seen, rows_of, members = [], [], []
+    for r, (table, release) in enumerate(zip(population, releases)):
+        if table is None or len(release) < len(table) or not len(table):
+            continue
+        cols = [list(table.schema.quasi).index(n) for n in release.quasi]
+        points, person_point = np.unique(table.qi_codes[:, cols], axis=0, return_inverse=True)
+        other = release.other
+        joined = pd.Series([""] * len(release), dtype=object)
+        for c in linking.columns:
+            joined = joined + SEPARATOR + other[c].astype(str).to_numpy()
+        tup = np.array([tuple_code.setdefault(t, len(tuple_code)) for t in joined], dtype=np.int64)
+        hit_row, hit_point = [], []
+        for s in range(0, len(points), chunk):
+            i, j = np.nonzero(release.contains_points(points[s:s + chunk]))
+            hit_row.append(i)
+            hit_point.append(j + s)
+        pairs = pd.DataFrame({"point": np.concatenate(hit_point), "row": np.concatenate(hit_row)})
+        people = pd.DataFrame({"who": [str(x) for x in table.ids], "point": person_point.ravel()})
+        members.append(people["who"])
+        both = people.merge(pairs, on="point")[["who", "row"]]
+        both["tuple"] = tup[both["row"].to_numpy()]
+        both["value"] = np.asarray(release.sensitive, dtype=object)[both["row"].to_numpy()].astype(str)
+        both["release"] = r
+        rows_of.append(both)
+        seen.append(both[["who", "tuple"]].drop_duplicates().assign(release=r))
+    if not rows_of:
+        return []
+    seen_all = pd.concat(seen, ignore_index=True)
+    present = pd.concat(members, ignore_index=True).value_counts()  # the releases read for each individual
+    counts = seen_all.groupby(["who", "tuple"]).size().rename("n").reset_index()
+    counts = counts[counts["n"].to_numpy() == present.reindex(counts["who"]).to_numpy()]
+    feasible = counts[["who", "tuple"]]
+    cands = pd.concat(rows_of, ignore_index=True).merge(feasible, on=["who", "tuple"])
+    values = cands.groupby(["who", "release"])["value"].agg(["nunique", "first"]).reset_index()
+    pinned = values[values["nunique"] == 1].sort_values(["release", "who"], kind="stable")
+    return list(zip(pinned["who"], pinned["release"].astype(int), pinned["first"]))
