@@ -199,8 +199,8 @@ def tuple_pins(population: Sequence, releases: Sequence, linking: Linking, *, ch
     snapshot's individuals withholds someone (BPG suppresses records): the adversary cannot tell who, so that
     release constrains no one and is read for no one (counterfeit rows, more rows than individuals, are rows
     like any other).  Bob of Example 5.1 is in a 2-diverse class of both releases and O+ is the only blood type
-    found in both: measles.  Cost: one containment test per (row, distinct point), in chunks of ``chunk``
-    points, then joins over the (individual, row) pairs."""
+    found in both: measles.  Cost: one containment test per (distinct region, distinct point), in chunks of
+    ``chunk`` points, then joins over the (individual, row) pairs."""
     if not linking:
         return []
     tuple_code: dict[str, int] = {}
@@ -215,12 +215,17 @@ def tuple_pins(population: Sequence, releases: Sequence, linking: Linking, *, ch
         for c in linking.columns:
             joined = joined + SEPARATOR + other[c].astype(str).to_numpy()
         tup = np.array([tuple_code.setdefault(t, len(tuple_code)) for t in joined], dtype=np.int64)
-        hit_row, hit_point = [], []
+        # one containment test per distinct region (its bounds and value sets), then back to its rows
+        keys = [release.lo, release.hi] + [np.asarray(release.masks[n], dtype=np.int64)[:, None]
+                                           for n in release.quasi if n in release.masks]
+        _, first, region = np.unique(np.hstack(keys), axis=0, return_index=True, return_inverse=True)
+        hit_region, hit_point = [], []
         for s in range(0, len(points), chunk):
-            i, j = np.nonzero(release.contains_points(points[s:s + chunk]))
-            hit_row.append(i)
+            i, j = np.nonzero(release.contains_points(points[s:s + chunk], rows=first))
+            hit_region.append(i)
             hit_point.append(j + s)
-        pairs = pd.DataFrame({"point": np.concatenate(hit_point), "row": np.concatenate(hit_row)})
+        pairs = pd.DataFrame({"point": np.concatenate(hit_point), "region": np.concatenate(hit_region)}).merge(
+            pd.DataFrame({"region": region.ravel(), "row": np.arange(len(release))}), on="region")
         people = pd.DataFrame({"who": [str(x) for x in table.ids], "point": person_point.ravel()})
         members.append(people["who"])
         both = people.merge(pairs, on="point")[["who", "row"]]
