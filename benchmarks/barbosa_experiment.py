@@ -6,7 +6,10 @@ A 10,000-record table sampled from the 30,162 Adult records; before each release
 quasi-identifiers) for BPG, m = 10 for m-invariance.  For every rate and method: seconds per release, FEM and
 VEM per release (Figure 3; with suppression, dirty records and counterfeits as in section 5), and BPG's share
 of its total time (Table 4: post-processing and database over the whole publication, the anonymizer's
-encoding and Mondrian being the rest).  The intersection attack of section 4 is run on every sequence.
+encoding and Mondrian being the rest).  The intersection attack of section 4 is run on every sequence.  Its
+adversary tracks records by uid, so m-invariance is asked for uids (``uid: true``: its QI-groups kept as cohorts
+of random uids, counterfeits included); BPG publishes its own.  No m-Distinct runs here (no m_distinct variant
+is involved).  ``benchmarks/replicate.py barbosa`` reuses this module for Figures 1-3.
 
 Writes ``releases_r<r>.csv``, ``summary.csv`` (Table 4), ``figure3_r<r>.png`` (FEM and VEM per release) and
 ``time_r<r>.png`` under ``--out``::
@@ -28,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "barbosa_adult_bpg.yaml"
 
 
-def adult_stream(r: int, seed: int = 11, initial: int = 10_000, releases: int | None = None):
-    """``(schema, first snapshot, changes by release index, number of releases)`` of the replacement stream."""
+def adult_stream(r: int, seed: int = 11, initial: int = 10_000, releases: int | None = None,
+                 pool: int | None = None):
+    """``(schema, first snapshot, changes by release index, number of releases)`` of the replacement stream:
+    ``releases`` when given, else ``1 + pool // r`` (``pool``: the arrivals to use, default all of Adult's)."""
     from multirelease.model.dynamics import generate_stream
     from multirelease.pipeline import load_scenario, load_yaml
     from multirelease.model.table import read_table
@@ -37,7 +42,7 @@ def adult_stream(r: int, seed: int = 11, initial: int = 10_000, releases: int | 
     sc = load_scenario(SCENARIO)  # its ``data`` is the stream's first snapshot: read the whole pool again
     doc, base = load_yaml(SCENARIO)
     data = read_table(sc.schema, doc["data"], base=base, source=str(SCENARIO), key="data")
-    n_rel = releases or 1 + (len(data) - initial) // r
+    n_rel = releases or 1 + (len(data) - initial if pool is None else pool) // r
     snap, changes = generate_stream(data, n_rel, {"initial": initial, "insert": r, "delete": r}, None,
                                     np.random.default_rng([seed, 5]))
     return sc.schema, snap, changes, n_rel
@@ -48,21 +53,22 @@ def make_publisher(method: str, database: str | None = None):
 
     if method == "bpg":
         return PUBLISHERS["bpg"](k=10, l=10, **({"database": database} if database else {}))
-    if method == "m_invariance":
-        return PUBLISHERS["m_invariance"](m=10)
+    if method == "m_invariance":  # the record-tracking adversary reads uids: the counterfeits need theirs
+        return PUBLISHERS["m_invariance"](m=10, uid=True)
     if method == "naive":
         return PUBLISHERS["naive"](k=10, l=10)
     raise SystemExit(f"unknown method {method}")
 
 
-def run_method(method: str, r: int, seed: int = 11, releases: int | None = None, progress=print):
+def run_method(method: str, r: int, seed: int = 11, releases: int | None = None, progress=print, *,
+               initial: int = 10_000, pool: int | None = None):
     """Publish the whole stream with one method; returns (rows, releases as the adversary sees them)."""
     from dataclasses import replace
 
     from multirelease.model.metrics import fem, vem
     from multirelease.model.table import Table
 
-    _, snap, changes, n_rel = adult_stream(r, seed, releases=releases)
+    _, snap, changes, n_rel = adult_stream(r, seed, initial=initial, releases=releases, pool=pool)
     with tempfile.TemporaryDirectory() as tmp:
         pub = make_publisher(method, str(Path(tmp) / "bpg.sqlite"))
         state, table, rows, seen = None, snap, [], []
@@ -75,7 +81,9 @@ def run_method(method: str, r: int, seed: int = 11, releases: int | None = None,
             seconds = time.perf_counter() - t0
             state = res.state
             rel = res.release
-            if rel.uid is None:
+            if rel.uid is None:  # a publisher without uids (naive Mondrian): its rows are real, their ids track
+                if res.truth.counterfeit.any():
+                    raise SystemExit(f"{method} published counterfeits without uids: ask it for uids")
                 rel = replace(rel, uid=np.asarray(res.truth.person, dtype=object).astype(str))
             seen.append(rel)
             n_fake = int(res.truth.counterfeit.sum())
@@ -125,7 +133,7 @@ def plots(frame: pd.DataFrame, out: Path) -> list[Path]:
         for ax, name in zip(axes, ("FEM", "VEM")):
             ax.set_xlabel("release")
             ax.set_ylabel(f"{name} (bits)")
-            ax.set_title(f"{name} per release, r = {r}")
+            ax.set_title(f"{name} per release, r = {r} (m_invariance with uids; no m_distinct)", fontsize=9)
             ax.legend()
         fig.tight_layout()
         path = out / f"figure3_r{r}.png"
@@ -137,7 +145,7 @@ def plots(frame: pd.DataFrame, out: Path) -> list[Path]:
             ax.plot(m["release"], m["seconds"], marker="o", ms=3, label=method)
         ax.set_xlabel("release")
         ax.set_ylabel("seconds")
-        ax.set_title(f"time per release, r = {r}")
+        ax.set_title(f"time per release, r = {r} (m_invariance with uids; no m_distinct)", fontsize=9)
         ax.legend()
         fig.tight_layout()
         path = out / f"time_r{r}.png"

@@ -3,11 +3,16 @@
 * ``m_distinct_publish`` - m-Distinct (m = 4) publishing time of each release of the 10-release Adult scenario
   (``scenarios/adult_updates_m_distinct.yaml``; target: 5 s or less per release) and the peak memory;
 * ``sug_attack`` - the update-graph attack (per-record SUG, forward/backward sums, every prefix) over those 10
-  releases (target: 10 s or less) and its peak memory.
+  releases (target: 10 s or less) and its peak memory.  The releases publish no uid, so the attack links
+  a record's versions as Li & Zhou's adversary does, by the population (``linkage: population``, the
+  scenario's).
 
-Usage: ``.venv/bin/python benchmarks/bench_updates.py [--releases 10]``.  Peak memory is the process's peak
-resident set size (``ru_maxrss``) at the end of the phase (tracemalloc would slow the publisher's Python loops
-tenfold); ``peak_mb_traced`` re-measures the attack under tracemalloc (its numpy arrays).
+Both lines name the m_distinct variant (``--variant``: the scenario's ``default``, or ``paper``, Li & Zhou's
+Algorithms 2-3 as written).
+
+Usage: ``.venv/bin/python benchmarks/bench_updates.py [--releases 10] [--variant default|paper]``.  Peak
+memory is the process's peak resident set size (``ru_maxrss``) at the end of the phase (tracemalloc would slow
+the publisher's Python loops tenfold); ``peak_mb_traced`` re-measures the attack under tracemalloc (its numpy arrays).
 """
 from __future__ import annotations
 
@@ -51,10 +56,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--releases", type=int, default=10)
     ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "adult_updates_m_distinct.yaml"))
+    ap.add_argument("--variant", choices=("default", "paper"), default=None,
+                    help="m_distinct variant (default: the scenario's)")
     args = ap.parse_args(argv)
     sc = load_scenario(args.scenario)
     steps = sc.steps[:args.releases]
     pub = steps[0].publisher
+    if args.variant is not None:
+        config = {k: v for k, v in pub.config.items()
+                  if k not in ("variant", "refill", "intersect_limit", "transitions")}
+        pub = type(pub)(**config, variant=args.variant)
+        pub.bind_transitions(sc.transitions)
+    variant = pub.config.get("variant")
     table, state = sc.data, None
     seq = ReleaseSequence()
     times, peaks = [], []
@@ -69,13 +82,15 @@ def main(argv=None) -> int:
         times.append(round(sec, 3))
         peaks.append(round(peak, 1))
     print(json.dumps({"bench": "m_distinct_publish", "seconds": max(times), "peak_mb": max(peaks),
-                      "scenario": Path(args.scenario).name, "m": pub.config["m"], "releases": len(steps),
+                      "scenario": Path(args.scenario).name, "m": pub.config["m"], "variant": variant,
+                      "releases": len(steps),
                       "seconds_per_release": times, "target_seconds": 5,
                       "note": "seconds: the slowest release"}), flush=True)
     view = seq.view(sc.adversary, sc.transitions)
-    res, sec, peak = measure(lambda: UpdateGraph(linkage="uid").run(view))
-    traced = traced_peak(lambda: UpdateGraph(linkage="uid").run(view))
+    res, sec, peak = measure(lambda: UpdateGraph(linkage="population").run(view))
+    traced = traced_peak(lambda: UpdateGraph(linkage="population").run(view))
     print(json.dumps({"bench": "sug_attack", "seconds": round(sec, 3), "peak_mb": round(peak, 1),
+                      "variant": variant, "linkage": "population",
                       "releases": len(steps), "records": res.summary["records"],
                       "versions": res.summary["versions"], "vulnerable_values": res.summary["vulnerable_values"],
                       "target_seconds": 10, "peak_mb_traced": round(traced, 1)}), flush=True)

@@ -7,16 +7,24 @@ marital status by their semantics, 10 releases).  The same stream is published f
 * naive distinct l-diversity (Mondrian on each snapshot alone), l = 2 and 4: vulnerable sensitive values per
   release found by the update-graph attack (Figure 3);
 * m-invariance (m = 4): records that internal updates make invalid, per release and in total (Figure 4);
-* m-Distinct (m = 4): vulnerable values (0 by Lemma 3), counterfeits per QI-group (Figure 7), median relative
-  error of 10,000 random count queries (section VI.C.1, Figure 5), publishing time per release.
+* m-Distinct (m = 4), once per variant (``--variants``, default both): ``default`` (no refilling, no
+  intersection buckets: counterfeits that cannot be told from real rows by their values) and ``paper``
+  (Li & Zhou's Algorithms 2-3 as written, ``variant: paper`` of the publisher): vulnerable values (0 by
+  Lemma 3), counterfeits per QI-group (Figure 7), median relative error of 10,000 random count queries
+  (section VI.C.1, Figure 5), publishing time per release.  Each row, legend and title names its variant.
+
+The update-graph attack links a record's versions the way Li & Zhou's adversary does: by the population (who
+is in each release, with their quasi-identifiers), since the releases publish no uid (``linkage:
+population``, as the scenario does).
 
 Usage::
 
     .venv/bin/python benchmarks/li_zhou_experiment.py [--out benchmarks/out/li_zhou] [--releases 10]
-        [--queries 10000] [--theta 0.5] [--l 2 4] [--m 4]
+        [--queries 10000] [--theta 0.5] [--l 2 4] [--m 4] [--variants default paper]
 
 Writes ``results.json``, ``per_release.csv``, ``per_release.md`` and ``fig3_vulnerable.png``,
 ``fig4_invalid.png``, ``fig5_query_error.png``, ``fig7_counterfeits.png``, ``time_per_release.png``.
+``benchmarks/replicate.py li_zhou`` reuses this module for every figure of section VI at the paper's settings.
 """
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -102,14 +111,78 @@ def count_query_error(release, snapshot, n_queries: int, theta: float, rng: np.r
     return float(np.median(np.abs(est[ok] - R[ok]) / est[ok])) if ok.any() else float("nan")
 
 
-def variant(doc: dict, publisher: dict, linkage: str, n_releases: int) -> dict:
+def stream_document(doc: dict, *, initial: int | None = None, delete: int | None = None,
+                    insert: int | None = None, sensitive: int | None = None, d: int | None = None) -> dict:
+    """The scenario document with another update stream: counts per release and the diameter ``d`` of the
+    occupation's candidate update sets (section VI.A); ``None`` keeps the scenario's."""
+    out = copy.deepcopy(doc)
+    stream = out["dynamics"]["stream"]
+    for key, value in (("initial", initial), ("delete", delete), ("insert", insert), ("sensitive", sensitive)):
+        if value is not None:
+            stream[key] = int(value)
+    if d is not None:
+        out["transitions"] = dict(out.get("transitions") or {}, diameter=int(d))
+    return out
+
+
+def variant(doc: dict, publisher: dict, linkage: str | None, n_releases: int) -> dict:
+    """The document publishing ``n_releases`` releases with ``publisher``, attacked by the update graph with
+    ``linkage`` (``None``: no attack)."""
     d = copy.deepcopy(doc)
     attrs = doc["releases"][0]["attributes"]
     d["releases"] = [dict(publisher, attributes=attrs) for _ in range(n_releases)]
-    d["attacks"] = [{"update_graph": {"linkage": linkage}}]
+    d["attacks"] = [{"update_graph": {"linkage": linkage}}] if linkage else []
     d["expect"] = []
     d["name"] = f"{doc['name']}:{publisher['publisher']}"
     return d
+
+
+def label(publisher: dict) -> str:
+    """The name of a run in tables and legends: publisher, its letter and, for m-Distinct, its variant."""
+    name = publisher["publisher"]
+    letter = "l" if name == "naive" else "m"
+    out = f"{name}_{letter}{publisher.get(letter)}"
+    if name.startswith("m_distinct"):
+        out += f"_{publisher.get('variant', 'default')}"
+    return out
+
+
+def run_plan(doc: dict, base: Path, publisher: dict, linkage: str | None, n_releases: int, *, queries: int = 0,
+             theta: float = 0.5, thetas: Sequence[float] = (), name: str | None = None, progress=print
+             ) -> list[dict]:
+    """Publish (and attack, unless ``linkage`` is None) one stream; one row per release: sizes, publishing
+    seconds, vulnerable values and largest risk (with the attack), invalid records (m-invariance), counterfeits
+    and ``CNT_g`` (counterfeits per QI-group), median query error (``queries`` > 0, m-Distinct only: at
+    ``theta``, and on the last release at each of ``thetas`` as ``error_theta_<t>``)."""
+    name = name or label(publisher)
+    t0 = time.perf_counter()
+    sc = load_scenario_document(variant(doc, publisher, linkage, n_releases), base=base, path=SCENARIO)
+    run = run_scenario(sc, attack=linkage is not None)
+    ug = run.results.get("update_graph")
+    targets = ug.targets if ug is not None else [{}] * len(run.sequence.releases)
+    if progress:
+        progress(f"{name}: {time.perf_counter() - t0:.1f} s" + (
+            f", update_graph {run.timings['attack update_graph']:.2f} s, summary {dict(ug.summary)}" if ug else ""))
+    rng = np.random.default_rng(7)
+    rows = []
+    for i, (rel, snap, state, target) in enumerate(zip(run.sequence.releases, run.sequence.snapshots,
+                                                        run.states, targets), 1):
+        stats = state.get("stats", {}) if isinstance(state, dict) else {}
+        row = {"variant": name, "release": i, "records": len(snap), "published_rows": len(rel),
+               "groups": rel.n_classes, "publish_seconds": round(run.timings[f"release {i}"], 3),
+               "vulnerable_values": target.get("vulnerable_values"),
+               "max_risk": round(target["max_risk"], 4) if "max_risk" in target else None,
+               "invalid": stats.get("invalid"), "invalid_total": stats.get("invalid_total"),
+               "counterfeits": stats.get("counterfeits", 0),
+               "counterfeits_per_group": round(stats.get("counterfeits", 0) / max(rel.n_classes, 1), 4)}
+        if queries and publisher["publisher"].startswith("m_distinct"):
+            row["median_query_error"] = round(count_query_error(rel, snap, queries, theta, rng), 4)
+            for t in thetas if i == len(run.sequence.releases) else ():
+                row[f"error_theta_{t:g}"] = round(count_query_error(rel, snap, queries, t, rng), 4)
+        rows.append(row)
+    if ug is not None:
+        rows[-1]["attack_seconds"] = round(run.timings["attack update_graph"], 3)
+    return rows
 
 
 def main(argv=None) -> int:
@@ -120,37 +193,20 @@ def main(argv=None) -> int:
     ap.add_argument("--theta", type=float, default=0.5)
     ap.add_argument("--l", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--m", type=int, default=4)
+    ap.add_argument("--variants", nargs="+", choices=("default", "paper"), default=["default", "paper"],
+                    help="m_distinct variants to run (default: both)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     doc, base = load_yaml(SCENARIO)
-    runs = {}
-    plans = [(f"naive_l{l}", {"publisher": "naive", "l": l}, "population") for l in args.l]
-    plans += [(f"m_invariance_m{args.m}", {"publisher": "m_invariance", "m": args.m}, "uid"),
-              (f"m_distinct_m{args.m}", {"publisher": "m_distinct", "m": args.m}, "uid")]
+    plans = [({"publisher": "naive", "l": l}, "population") for l in args.l]
+    plans += [({"publisher": "m_invariance", "m": args.m}, "population")]
+    plans += [({"publisher": "m_distinct", "m": args.m, "variant": v}, "population") for v in args.variants]
+    print(f"m_distinct variants: {', '.join(args.variants)} (paper: Li & Zhou Algorithms 2-3 as written)", flush=True)
     rows = []
-    for name, pub, linkage in plans:
-        t0 = time.perf_counter()
-        sc = load_scenario_document(variant(doc, pub, linkage, args.releases), base=base, path=SCENARIO)
-        run = run_scenario(sc)
-        ug = run.results["update_graph"]
-        print(f"{name}: {time.perf_counter() - t0:.1f} s, update_graph {run.timings['attack update_graph']:.2f} s, "
-              f"summary {dict(ug.summary)}", flush=True)
-        runs[name] = run
-        rng = np.random.default_rng(7)
-        for i, (rel, snap, state, target) in enumerate(zip(run.sequence.releases, run.sequence.snapshots,
-                                                            run.states, ug.targets), 1):
-            stats = state.get("stats", {}) if isinstance(state, dict) else {}
-            row = {"variant": name, "release": i, "records": len(snap), "published_rows": len(rel),
-                   "groups": rel.n_classes, "publish_seconds": round(run.timings[f"release {i}"], 3),
-                   "vulnerable_values": target["vulnerable_values"], "max_risk": round(target["max_risk"], 4),
-                   "invalid": stats.get("invalid"), "invalid_total": stats.get("invalid_total"),
-                   "counterfeits": stats.get("counterfeits", 0),
-                   "counterfeits_per_group": round(stats.get("counterfeits", 0) / max(rel.n_classes, 1), 4)}
-            if name.startswith("m_distinct"):
-                row["median_query_error"] = round(count_query_error(rel, snap, args.queries, args.theta, rng), 4)
-            rows.append(row)
-        rows[-1]["attack_seconds"] = round(run.timings["attack update_graph"], 3)
+    for pub, linkage in plans:
+        rows += run_plan(doc, base, pub, linkage, args.releases, queries=args.queries, theta=args.theta,
+                         progress=lambda s: print(s, flush=True))
     table = pd.DataFrame(rows)
     table.to_csv(out / "per_release.csv", index=False)
     try:
@@ -178,22 +234,24 @@ def _plots(table: pd.DataFrame, out: Path) -> None:
                 ax.plot(sub.release, sub[ycol], marker="o", label=v)
         ax.set_xlabel("release")
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.legend()
+        ax.set_title(title, fontsize=8)
+        ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(out / fname, dpi=120)
         plt.close(fig)
 
     variants = list(dict.fromkeys(table.variant))
-    plot("fig3_vulnerable.png", "vulnerable_values", "Vulnerable sensitive values (Fig. 3)",
+    distinct = sorted({v.rsplit("_", 1)[1] for v in variants if v.startswith("m_distinct")})
+    which = f" - m_distinct variant: {', '.join(distinct)}" if distinct else ""
+    plot("fig3_vulnerable.png", "vulnerable_values", "Vulnerable sensitive values (Fig. 3)" + which,
          [v for v in variants if v.startswith(("naive", "m_distinct"))], "vulnerable values")
     plot("fig4_invalid.png", "invalid_total", "Invalid records of m-invariance (Fig. 4)",
          [v for v in variants if v.startswith("m_invariance")], "invalid records (cumulative)")
-    plot("fig5_query_error.png", "median_query_error", "Median relative query error (Fig. 5)",
+    plot("fig5_query_error.png", "median_query_error", "Median relative query error (Fig. 5)" + which,
          [v for v in variants if v.startswith("m_distinct")], "median relative error")
-    plot("fig7_counterfeits.png", "counterfeits_per_group", "Counterfeits per QI-group (Fig. 7)",
+    plot("fig7_counterfeits.png", "counterfeits_per_group", "Counterfeits per QI-group (Fig. 7)" + which,
          [v for v in variants if v.startswith(("m_distinct", "m_invariance"))], "counterfeits / group")
-    plot("time_per_release.png", "publish_seconds", "Publishing time per release", variants, "seconds")
+    plot("time_per_release.png", "publish_seconds", "Publishing time per release" + which, variants, "seconds")
 
 
 if __name__ == "__main__":

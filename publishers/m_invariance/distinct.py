@@ -63,7 +63,9 @@ statistics publish how many rows of each group are counterfeit, and m-Distinct's
 adversary cannot tell which): by default no new record refills an old bucket's gap and no intersection bucket is
 built.  Both made the counterfeits' values rarer than their groups' real values on Adult (the gaps no arrival
 can refill are those of rare values; the intersection buckets' counterfeits ranked 0.41-0.45 by frequency);
-``refill: true`` and ``intersect_limit: N`` bring them back (far fewer counterfeits) with that tell; then, for
+``refill: true`` and ``intersect_limit: N`` bring them back (far fewer counterfeits) with that tell
+(``variant: paper`` sets both: Li & Zhou's Algorithms 2-3 as written, the variant the replication of their
+figures names, ``benchmarks/replicate.py li_zhou``); then, for
 speed, intersection buckets are built only among the ``intersect_limit`` smallest buckets (all pairs when there
 are fewer), since all pairs are quadratic in the number of buckets.  Left, and weak: on the full Adult stream
 counterfeits sit at the middle of their group's values (in the domain's order) slightly more often than real
@@ -78,7 +80,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.params import Anything, Boolean, Interval
+from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.model.table import Table
 from multirelease.model.transitions import FORMS_HINT, TransitionModel, load_transitions
 
@@ -91,7 +93,13 @@ from ._distinct_parts import (Bucket, allowed_masks, allowed_masks_of, edge_colo
 from ._guarantee import PrivateRows, attack_checks, check_cohorts, check_legal_instances, check_m_unique, refuse
 from .invariance import GroupSpec, balanced_split, new_record_groups, publish_groups
 
-__all__ = ["MDistinct", "MDistinctStar", "edge_colouring"]
+__all__ = ["MDistinct", "MDistinctStar", "edge_colouring", "PAPER_INTERSECT_LIMIT"]
+
+#: ``variant: paper``'s ``intersect_limit``.  Algorithm 2 intersects every pair of buckets, quadratic in their
+#: number (700-2,800 on ``adult_updates_m_distinct``); among the 150 smallest, releases 2-5 take 2.5-4 s and need
+#: 61, 1, 2, 1 counterfeit rows, all pairs 6-14 s and 667, 2,212, 2,754 (release 4), since every intersection
+#: bucket must be balanced by counterfeits (docs/howto_researcher.md: about 900 over ten releases, 20,097 with none)
+PAPER_INTERSECT_LIMIT = 150
 
 
 class MDistinct(PublisherBase):
@@ -119,6 +127,12 @@ class MDistinct(PublisherBase):
         which gaps stay counterfeit then depends on the value (frequent values have arrivals, rare ones do not),
         so the counterfeits can be told apart by their values (issue 13).  Off by default: new records form
         groups of their own (phase 3).
+    variant : {"default", "paper"}, default "default"
+        ``paper``: Li & Zhou's Algorithm 2 (intersection buckets, ``intersect_limit`` 150 unless given) and
+        Algorithm 3 (new records refill the old buckets' gaps, ``refill: true``) as the paper has them - far
+        fewer counterfeits, whose values can be told from their groups' (issue 13); for replicating the
+        paper's figures.  ``default``: the two off, counterfeits drawn like their groups' real values.  Not with
+        ``uid: true`` (record tracking replaces the buckets by cohorts).
     """
 
     name = "m_distinct"
@@ -126,9 +140,9 @@ class MDistinct(PublisherBase):
     paper = ('Li & Zhou, "Challenging More Updates: Towards Anonymous Re-publication of Fully Dynamic Datasets" '
              "(papers/000): m-Distinct Definitions 12-15, Algorithm 1 (sections IV-V)")
     params = {"m": Interval(int, 2, None), "star": Boolean(), "uid": Boolean(), "transitions": Anything(),
-              "intersect_limit": Interval(int, 0, None), "refill": Boolean()}
+              "intersect_limit": Interval(int, 0, None), "refill": Boolean(), "variant": Options(("default", "paper"))}
     required = ("m",)
-    defaults = {"star": False, "uid": False, "intersect_limit": 0, "refill": False}
+    defaults = {"star": False, "uid": False, "intersect_limit": 0, "refill": False, "variant": "default"}
     #: the requirement lines certification judges (:meth:`PublisherBase.guarantee_requirements`); the publisher
     #: itself checks each release as :attr:`guarantee_checks` lists, on the last two releases
     guarantee = ("update_graph.vulnerable_values == 0", ("intersection.violations == 0", "uid"))
@@ -141,6 +155,17 @@ class MDistinct(PublisherBase):
         ("intersection", "attack", "uid: violations == 0 with k = m, l = m (Barbosa sec. 4)"),
     )
     uses_transitions = True
+
+    def __init__(self, *, _file: str | None = None, _key: str | None = None, **params):
+        if params.get("variant") == "paper":  # Algorithms 2-3 as written: refill on, intersection buckets built
+            if params.get("refill") is False or params.get("uid") is True or params.get("intersect_limit") == 0:
+                name = "refill" if params.get("refill") is False else "uid" if params.get("uid") is True \
+                    else "intersect_limit"
+                raise InputError(f"The '{name}' parameter of {self.name} cannot be {params[name]!r} with "
+                                 f"variant: paper (Li & Zhou's Algorithms 2-3 refill old buckets and build "
+                                 f"intersection buckets)", file=_file, key=f"{_key}.{name}" if _key else name)
+            params = {"refill": True, "intersect_limit": PAPER_INTERSECT_LIMIT, **params}
+        super().__init__(_file=_file, _key=_key, **params)
 
     def check_config(self, file, key):
         if "transitions" in self.config:
@@ -400,7 +425,7 @@ class MDistinct(PublisherBase):
         member keeps its slot when its new value is in the candidate update set of the slot's value, ghosts move
         within theirs; members that lose their slot get a QI-group of their own that is a legal update instance of their
         previous USS (:meth:`_legal_group`); new records form new cohorts.  Every group gets uids."""
-        vals, V, rng, cus = ctx["vals"], ctx["V"], ctx["rng"], ctx["cus"]
+        vals, V, rng = ctx["vals"], ctx["V"], ctx["rng"]
         if prev is not None and prev.uid is None:
             raise InputError(f"{self.name} with uid: true cannot continue a sequence published without uids")
         adj = self.model.adjacency
@@ -537,4 +562,4 @@ class MDistinctStar(MDistinct):
     name = "m_distinct_star"
     #: the paper and its definitions (the reference, ``multirelease describe``)
     paper = ("Li & Zhou (papers/000): m-Distinct* section IV.B, Lemma 4, section V.D")
-    defaults = {"star": True, "uid": False, "intersect_limit": 0, "refill": False}
+    defaults = {"star": True, "uid": False, "intersect_limit": 0, "refill": False, "variant": "default"}
