@@ -128,7 +128,8 @@ class PublisherBase:
         "linking": "what to do with the linking columns (roles non-identifier and insensitive: published as "
                    "they are, they link a person's rows across releases, Shmueli & Tassa section 5.2): `omit` "
                    "leaves them out of the release, `keep` publishes them and the publisher's own check and the "
-                   "certifying attacks read them (a release that breaks the guarantee with them is refused). "
+                   "certifying attacks read them (a release that breaks the guarantee with them, or in which "
+                   "Example 5.1's attacker pins someone through the persistent tuple, is refused). "
                    "Default `omit` for multi-release principles, `keep` for single-release ones (mondrian, "
                    "naive, tds), whose guarantee one unknown column cannot change, and for Shmueli & Tassa's "
                    "sequential principles, whose fake worlds carry them with the sensitive value (004 eq. 5)",
