@@ -239,10 +239,8 @@ def lz_fig9a(runs: Runs) -> pd.DataFrame:
 
 def lz_fig9b(runs: Runs) -> pd.DataFrame:
     s, out = runs.settings, []
-    for m in sorted(set(s["ms"]) | {2, s["m"]}):
-        for v in s["variants"]:
-            rows = _lz_run(runs, _distinct(m, v), d=s["d"], releases=2)
-            out.append({"series": v, "x": m, "y": rows[1]["publish_seconds"]})
+    for m, name, rows in _distinct_runs(runs, sorted(set(s["ms"]) | {2, s["m"]}), s["d"], releases=2):
+        out.append({"series": name.rsplit("_", 1)[1], "x": m, "y": rows[1]["publish_seconds"]})
     return pd.DataFrame(out)
 
 

@@ -6,27 +6,20 @@ figure names the variant that made it.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from multirelease.errors import InputError
 from publishers import PUBLISHERS
 from publishers.m_invariance.distinct import PAPER_INTERSECT_LIMIT
+from test_replicate_quick import load_replicate
 
-ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ["5a", "5b", "6", "7", "8a", "8b", "9a", "9b"]
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("replicate", ROOT / "benchmarks" / "replicate.py")
-    mod = sys.modules["replicate"] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     out = tmp_path_factory.mktemp("li_zhou_distinct")
-    made = mod.replicate("li_zhou", FIGURES, quick=True, out=out, echo=lambda *_: None)
+    made = load_replicate().replicate("li_zhou", FIGURES, quick=True, out=out, echo=lambda *_: None)
     for key in FIGURES:
         assert (out / f"li_zhou_fig{key}.png").exists() and (out / f"li_zhou_fig{key}.csv").exists()
     return made
