@@ -52,6 +52,16 @@ and 20% arrive a month, Mondrian k = 10 l = 2, persistent values, the month-2 ga
   four (744 of 796 short types of the largest part given their second value by the first one).  With the
   relaxation first (:func:`_relaxed`): 72 s for all of month 7, 28 s for the five large parts (the largest
   decided in 6.6 s without a CP-SAT round); the 262 batches of small parts (19 s) are CP-SAT's as before.
+* Month 12 (12 releases, 460 coupled parts, 49,931 types, the largest 4,872; one process): 160 s, of which 56 s
+  simplex vertices, 51 s CP-SAT rounds, 27 s completing fractional vertices, 14 s refutations; around that,
+  building the problem and its blocks took 15 s before the first part was solved.  The LP was the transport's
+  full system (92,352 columns for the largest part) where every edge of these releases carries its pair's ``m``:
+  written on ``m`` alone (:mod:`solver.worlds.relaxation`), 108 s; the rounds over thousands of types without
+  presolve probing, about 13% less again; the problem and blocks vectorized (:mod:`solver.worlds.problem`),
+  5 s.  What is left in a large part is its tail: after twelve vertices a dozen short types remain, each round
+  realizing one of them (1.5-2 s a round over 12,400 variables), the last proving the rest have no second value
+  - the pairs it refutes are exactly those whose LP maximum is below 1 (0.5 or 2/3), those it realizes have an
+  LP maximum of 1 at fractional vertices.
 """
 from __future__ import annotations
 
@@ -293,7 +303,8 @@ def decide_coupled_all(problem: WorldsProblem, parts: Sequence, *, time_limit: f
     states = [_PartState(cand) for _, cand in parts]
     batches = _batches(parts)
     level = problem.n_values + 1 if scope == "full" else 2
-    top = problem.n_values + 1 if scope == "full" or ceiling is None else max(2, min(int(ceiling), problem.n_values + 1))
+    top = problem.n_values + 1 if scope == "full" or ceiling is None \
+        else max(2, min(int(ceiling), problem.n_values + 1))
     while True:
         for batch in batches:
             _decide_batch(problem, [parts[i] for i in batch], [states[i] for i in batch], deadline, level)
@@ -361,6 +372,13 @@ ROUND_DETERMINISTIC_PER_TYPE = 1 / 2000
 #: simplex vertices tried per part alone in its batch and level (:func:`_relaxed`): the custodian's month 7 at
 #: 30,000 rows realized 830 of the 2,081-type part's open pairs in 3 vertices, the fourth was fractional
 VERTEX_ROUNDS = 12
+#: fractional vertices in a row that no neighbourhood completes before :func:`_relaxed` gives up; after each, the
+#: next vertex aims at a random half of the pairs the last one aimed at (the custodian's month 12 at 30,000 rows:
+#: the part of 4,872 types stopped at its second vertex, fractional on 760 types, and the CP-SAT rounds took 40 s
+#: where twelve vertices had left them 9 s).  The vertices go on to the last open pairs: giving the last three pairs
+#: of a part of 3,251 types to the CP-SAT rounds at the first failure took 99 s (a round found nothing within
+#: its bound, the unbounded one took 76 s to realize one pair) where vertices decided them in 6 s
+VERTEX_FAILURES = 3
 #: parts of at least this many types look for worlds near their first one before the rounds (:func:`_local_worlds`)
 LOCAL_MIN_TYPES = 60
 #: types freed around one undecided type, and the deterministic time of each of those small solves (the
@@ -525,10 +543,14 @@ def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: floa
     rng = np.random.default_rng(0)
     first, second = relax.pairs[:, 0], relax.pairs[:, 1]
     near = None
+    failed = 0  # vertices in a row that no neighbourhood completed
     for _ in range(VERTEX_ROUNDS):
         open_ = state.need(level)[first, second]
         if not open_.any() or deadline - time.perf_counter() <= 0:
             break
+        if failed:  # aim at fewer pairs: a vertex realizing fewer is less fractional
+            aim = open_ & (rng.random(relax.n_pairs) < 0.5 ** failed)
+            open_ = aim if aim.any() else open_
         point = relax.vertex(open_ * (1 + rng.random(relax.n_pairs)) / relax.block.type_count[first])
         if point is None:
             break
@@ -541,7 +563,11 @@ def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: floa
         near = near or _Neighbours(relax.block)
         y = _complete(relax, state, point, near, level)
         if y is None:
-            break
+            failed += 1
+            if failed > VERTEX_FAILURES:
+                break
+            continue
+        failed = 0
         x = y
     return relax.world_of(x), relax.flows(x)
 
