@@ -373,11 +373,12 @@ ROUND_DETERMINISTIC_PER_TYPE = 1 / 2000
 #: 30,000 rows realized 830 of the 2,081-type part's open pairs in 3 vertices, the fourth was fractional
 VERTEX_ROUNDS = 12
 #: fractional vertices in a row that no neighbourhood completes before :func:`_relaxed` gives up; after each, the
-#: next vertex aims at a random half of the pairs the last one aimed at (the custodian's month 12 at 30,000 rows:
-#: the part of 4,872 types stopped at its second vertex, fractional on 760 types, and the CP-SAT rounds took 40 s
-#: where twelve vertices had left them 9 s).  The vertices go on to the last open pairs: giving the last three pairs
-#: of a part of 3,251 types to the CP-SAT rounds at the first failure took 99 s (a round found nothing within
-#: its bound, the unbounded one took 76 s to realize one pair) where vertices decided them in 6 s
+#: next vertex aims at a random half of the open pairs, then a quarter, an eighth (the custodian's month 12 at
+#: 30,000 rows: the part of 4,872 types stopped at its second vertex, fractional on 760 types, and the CP-SAT
+#: rounds took 40 s where twelve vertices had left them 9 s).  The vertices go on to the last open pairs:
+#: giving the last three pairs of a part of 3,251 types to the CP-SAT rounds at the first failure took 99 s (a
+#: round found nothing within its bound, the unbounded one took 76 s to realize one pair) where vertices decided
+#: them in 6 s
 VERTEX_FAILURES = 3
 #: parts of at least this many types look for worlds near their first one before the rounds (:func:`_local_worlds`)
 LOCAL_MIN_TYPES = 60
@@ -527,8 +528,10 @@ def _relaxed(relax, state: _PartState, x: np.ndarray, level: int, deadline: floa
     certificate (once per part: a refutation holds at every level); then simplex vertices maximizing the
     part's open pairs at ``level`` (weighted by the inverse of their type's size, perturbed by a fixed-seed
     draw so that ties break the same way on every run), each one checked to be a world, while they realize
-    new pairs (at most :data:`VERTEX_ROUNDS`), over the pairs not refuted.  Returns the last world and its
-    transport per release."""
+    new pairs (at most :data:`VERTEX_ROUNDS`), over the pairs not refuted.  A fractional vertex that no
+    neighbourhood completes is followed by one aiming at a random half of the open pairs (then a quarter, an
+    eighth: :data:`VERTEX_FAILURES` in a row end the phase).  Returns the last world and its transport per
+    release."""
     from .relaxation import Relaxation
 
     state.settle(relax.world_of(x))
