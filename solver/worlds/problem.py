@@ -285,6 +285,16 @@ def _unique_rows(a: np.ndarray, *, index: bool = False) -> tuple:
     return (uniq, first, inv.reshape(-1)) if index else (uniq, inv.reshape(-1))
 
 
+def _by_appearance(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``a`` numbered in order of first appearance: ``(first, code)``, ``first[c]`` the
+    first row with code ``c`` (ascending), ``code[i]`` the code of row ``i``."""
+    _, first, inv = _unique_rows(a, index=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inv]
+
+
 def _release_graph(index: int, release: Release, points: np.ndarray, people: np.ndarray,
                    vcodes: np.ndarray) -> ReleaseGraph:
     n = len(release)
@@ -294,12 +304,7 @@ def _release_graph(index: int, release: Release, points: np.ndarray, people: np.
         [release.masks[nm].view(np.int64)[:, None] for nm in mask_names]
     key = np.column_stack(parts) if n else np.zeros((0, 2 * q + 1 + len(mask_names)), dtype=np.int64)
     if n:
-        _, first, inv = _unique_rows(key, index=True)
-        order = np.argsort(first, kind="stable")  # groups in order of first appearance
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        gid = rank[inv]
-        first = first[order]
+        first, gid = _by_appearance(key)  # groups in order of first appearance
     else:
         gid, first = np.zeros(0, np.int64), np.zeros(0, np.int64)
     n_groups = len(first)
@@ -400,7 +405,7 @@ def _row_codes(adj: sparse.csr_matrix) -> np.ndarray:
     padded = np.full((n, width), -1, dtype=np.int64)
     row = np.repeat(np.arange(n), length)
     padded[row, np.arange(len(row)) - adj.indptr[row]] = adj.indices
-    return _unique_rows(padded)[1].astype(np.int64)
+    return _unique_rows(padded)[1]
 
 
 def _components(problem: WorldsProblem, rel: list[int]) -> list[Block]:
@@ -438,10 +443,7 @@ def _components(problem: WorldsProblem, rel: list[int]) -> list[Block]:
     blocks: list[Block] = []
     if not len(person_order):
         return blocks
-    _, first, inv = _unique_rows(key[person_order], index=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    type_of = rank[inv]  # types numbered in order of first appearance
+    first, type_of = _by_appearance(key[person_order])  # types numbered in order of first appearance
     n_types = len(first)
     comp_of = label[person_order]
     # components in order of their first individual, then types in order, then members in order
@@ -470,13 +472,10 @@ def _components(problem: WorldsProblem, rel: list[int]) -> list[Block]:
         pos[g.people] = np.arange(len(g.people))
         pp = pos[reps]
         here = np.flatnonzero(pp >= 0)
-        adj = g.adjacency
-        length = adj.indptr[pp[here] + 1] - adj.indptr[pp[here]]
-        tid = np.repeat(here, length)
-        at = np.repeat(adj.indptr[pp[here]], length) + (np.arange(len(tid)) - np.repeat(np.cumsum(length) - length,
-                                                                                          length))
-        e = np.column_stack([local_type[tid], local_group[adj.indices[at]]]).astype(np.int64)
-        e_cut = np.searchsorted(tid, block_start)
+        held = g.adjacency[pp[here]]  # each present type's representative's groups, in order
+        tid = np.repeat(here, np.diff(held.indptr))
+        e = np.column_stack([local_type[tid], local_group[held.indices]]).astype(np.int64)
+        e_cut = np.r_[np.searchsorted(tid, block_start), len(e)]  # block i's edges: e[e_cut[i]:e_cut[i + 1]]
         per_release.append((g, srt, bounds, e, e_cut))
     for i, c in enumerate(comps):
         t0, t1 = int(block_start[i]), int(block_end[i])
@@ -484,8 +483,7 @@ def _components(problem: WorldsProblem, rel: list[int]) -> list[Block]:
         for g, srt, bounds, e, e_cut in per_release:
             ing = np.sort(srt[bounds[c]:bounds[c + 1]])
             groups.append(ing)
-            stop = e_cut[i + 1] if i + 1 < len(e_cut) else len(e)
-            edges.append(e[e_cut[i]:stop].reshape(-1, 2))
+            edges.append(e[e_cut[i]:e_cut[i + 1]].reshape(-1, 2))
             gcount.append(g.group_count[ing])
             gvalue.append(g.group_value[ing])
         blocks.append(Block(releases=tuple(rel), members=tuple(members_all[t0:t1]), groups=tuple(groups),
