@@ -88,62 +88,83 @@ class _TypeWorldModel:
     A type with one candidate value is a constant (``m[t, v] = n_t``), not a variable; where a type reaches a
     single group of a value in a release (every Mondrian-like release: regions do not overlap), the transport
     on that edge *is* ``m[t, v]``, no variable of its own.  ``m`` holds the variables, ``fixed`` the
-    constants; :meth:`solve` returns both."""
+    constants; :meth:`solve` returns both.  The edges are grouped by pair with numpy, so that Python runs once
+    per variable and constraint, not per edge (the custodian's month 12 at 30,000 rows builds 164 of these
+    models: 16.5 s of one core under the profiler before, 8.8 s after, the same CP-SAT model byte for byte)."""
 
     def __init__(self, block: Block, candidate: np.ndarray, model: cp_model.CpModel | None = None):
         self.block = block
         self.model = model = model if model is not None else cp_model.CpModel()
-        n_t = block.type_count
         T, V = candidate.shape
+        n_t = [len(m) for m in block.members]
         self.m = {}
         self.fixed = {}
         expr = {}
+        rows, cols = np.nonzero(candidate)  # a type's candidate values, ascending
+        cut = np.searchsorted(rows, np.arange(T + 1)).tolist()
+        cols = cols.tolist()
         for t in range(T):
-            vs = np.flatnonzero(candidate[t])
+            vs = cols[cut[t]:cut[t + 1]]
             if len(vs) == 1:
-                self.fixed[t, int(vs[0])] = int(n_t[t])
-                expr[t, int(vs[0])] = int(n_t[t])
+                self.fixed[t, vs[0]] = expr[t, vs[0]] = n_t[t]
                 continue
+            terms = []
             for v in vs:
-                var = model.new_int_var(0, int(n_t[t]), f"m_{t}_{v}")
-                self.m[t, int(v)] = var
-                expr[t, int(v)] = var
-            if len(vs):
-                model.add(sum(self.m[t, int(v)] for v in vs) == int(n_t[t]))
+                var = model.new_int_var(0, n_t[t], f"m_{t}_{v}")
+                self.m[t, v] = expr[t, v] = var
+                terms.append(var)
+            if terms:
+                model.add(cp_model.LinearExpr.sum(terms) == n_t[t])
             else:
                 model.add(sum([]) == 1)  # a type with no candidate value: no world
+        pair_key = rows * V + np.asarray(cols, dtype=np.int64)  # the candidate pairs in the order of expr
         self.flows = []
         for k in range(len(block.releases)):
             edges = block.edges[k]
             gcount, gvalue = block.group_count[k], block.group_value[k]
+            # the edges of a candidate value, grouped by pair: pairs in order of their first edge, each pair's
+            # edges in order (no Python loop per edge of a pair that reaches one group)
+            value = gvalue[edges[:, 1]].astype(np.int64)
+            ok = np.flatnonzero(candidate[edges[:, 0], value])
+            key = edges[ok, 0] * V + value[ok]
+            uniq, first, inv, reach = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+            rank = np.empty(len(uniq), dtype=np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
+            order = np.argsort(rank[inv], kind="stable")
+            seq = ok[order]
+            live = block.present[edges[seq, 0], k]
+            seq, multi = seq[live], (reach[inv[order]] > 1)[live]
             f = {}
             into_g = [[] for _ in range(len(gcount))]
-            by_tv: dict = {}
-            for e, (t, g) in enumerate(edges.tolist()):
-                v = int(gvalue[g])
-                if candidate[t, v]:
-                    by_tv.setdefault((t, v), []).append((e, g))
-            for (t, v), eg in by_tv.items():
-                if not block.present[t, k]:
-                    continue
-                if len(eg) == 1:
-                    e, g = eg[0]
+            e_l, t_l, g_l, v_l = seq.tolist(), edges[seq, 0].tolist(), edges[seq, 1].tolist(), value[seq].tolist()
+            i, n = 0, len(e_l)
+            while i < n:
+                e, t, g, v = e_l[i], t_l[i], g_l[i], v_l[i]
+                if not multi[i]:
                     f[e] = expr[t, v]
                     into_g[g].append(expr[t, v])
+                    i += 1
                     continue
-                cap = int(n_t[t])
+                cap = n_t[t]
                 terms = []
-                for e, g in eg:
-                    var = model.new_int_var(0, int(min(cap, gcount[g])), f"f_{k}_{t}_{g}")
+                while i < n and t_l[i] == t and v_l[i] == v:
+                    e, g = e_l[i], g_l[i]
+                    var = model.new_int_var(0, min(cap, int(gcount[g])), f"f_{k}_{t}_{g}")
                     f[e] = var
                     into_g[g].append(var)
                     terms.append(var)
+                    i += 1
                 model.add(sum(terms) == expr[t, v])
-            for (t, v), x in expr.items():  # a candidate value with no group in a release where t is present
-                if block.present[t, k] and (t, v) not in by_tv:
-                    model.add(x == 0) if not isinstance(x, int) else model.add(sum([]) == x)
-            for g in range(len(gcount)):
-                model.add(sum(into_g[g]) == int(gcount[g]))
+            # a candidate value with no group in a release where t is present
+            for j in np.flatnonzero(block.present[rows, k] & ~np.isin(pair_key, uniq)).tolist():
+                x = expr[int(rows[j]), cols[j]]
+                model.add(x == 0) if not isinstance(x, int) else model.add(sum([]) == x)
+            for g, c in enumerate(gcount.tolist()):
+                into = into_g[g]
+                if all(isinstance(x, int) for x in into):  # constants only: a constant constraint, as sum() makes
+                    model.add(sum(into) == c)
+                else:
+                    model.add(cp_model.LinearExpr.sum(into) == c)
             self.flows.append(f)
         self.vars = list(self.m.values())
         self.keys = list(self.m.keys())
@@ -151,8 +172,9 @@ class _TypeWorldModel:
 
     def add_hints(self, sol: dict) -> None:
         """Hint this type-world's variables (beside the hints of other models sharing the CP-SAT model)."""
-        for key, var in self.m.items():
-            self.model.add_hint(var, sol.get(key, 0))
+        hint = self.model.proto.solution_hint  # model.add_hint per variable, in one call (every m index >= 0)
+        hint.vars.extend(self.index)
+        hint.values.extend([sol.get(key, 0) for key in self.keys])
 
     def _values(self, solver: cp_model.CpSolver) -> dict:
         return self.values_of(solver.response_proto.solution)
@@ -633,33 +655,44 @@ class _Neighbours:
 
     def __init__(self, block: Block):
         self.block = block
-
-        def by(column: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-            """Edges sorted on ``column`` and where each of its ``n`` keys starts (``order[cuts[x]:cuts[x + 1]]``)."""
-            order = np.argsort(column, kind="stable")
-            return order, np.searchsorted(column[order], np.arange(n + 1))
-
         R = len(block.releases)
-        self.into = [by(block.edges[k][:, 1], len(block.group_count[k])) for k in range(R)]  # group -> its edges
-        self.of_type = [by(block.edges[k][:, 0], block.n_types) for k in range(R)]  # type -> its edges
+        # every type's neighbours in order (``near[cut[t]:cut[t + 1]]``, repeats kept): release by release, the
+        # type's edges in order, each edge's group's types in order
+        owner, near = [], []
+        for k in range(R):
+            e = block.edges[k]
+            go = np.argsort(e[:, 1], kind="stable")
+            gc = np.searchsorted(e[go, 1], np.arange(len(block.group_count[k]) + 1))
+            mine = np.argsort(e[:, 0], kind="stable")  # the edges by type, in order
+            g = e[mine, 1]
+            length = gc[g + 1] - gc[g]
+            ends = np.cumsum(length)
+            at = np.repeat(gc[g] - ends + length, length) + np.arange(ends[-1] if len(ends) else 0)
+            near.append(e[go[at], 0])
+            owner.append(np.repeat(e[mine, 0], length))
+        owner = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+        order = np.argsort(owner, kind="stable")
+        self.near = np.concatenate(near)[order] if near else np.zeros(0, dtype=np.int64)
+        self.cut = np.searchsorted(owner[order], np.arange(block.n_types + 1))
 
     def around(self, seeds: Sequence[int], size: int) -> list[int]:
-        """``seeds`` and the types nearest to them, at most ``size`` in all (every seed kept), sorted."""
+        """``seeds`` and the types nearest to them, at most ``size`` in all (every seed kept), sorted.  Breadth
+        first: a type's neighbours are taken in the order of :attr:`near`, the first ``size`` not taken before."""
         free = [int(t) for t in seeds]
-        seen = set(free)
+        seen = np.zeros(self.block.n_types, dtype=bool)
+        seen[free] = True
         head = 0
-        edges = self.block.edges
         while head < len(free) and len(free) < size:
             t = free[head]
             head += 1
-            for k, ((order, cuts), (go, gc)) in enumerate(zip(self.of_type, self.into)):
-                for e in order[cuts[t]:cuts[t + 1]]:
-                    g = edges[k][e, 1]
-                    for e2 in go[gc[g]:gc[g + 1]]:
-                        u = int(edges[k][e2, 0])
-                        if u not in seen and len(free) < size:
-                            seen.add(u)
-                            free.append(u)
+            found = self.near[self.cut[t]:self.cut[t + 1]]
+            found = found[~seen[found]]
+            if not len(found):
+                continue
+            _, first = np.unique(found, return_index=True)
+            found = found[np.sort(first)][:size - len(free)]
+            seen[found] = True
+            free += found.tolist()
         return sorted(free)
 
 
@@ -706,8 +739,9 @@ def _solve_near(block: Block, state: _PartState, free: list, flows: list, base: 
     if not terms and not complete:
         return False, None, None
     model.maximize(sum(terms))
-    for (j, v), var in near.m.items():
-        model.add_hint(var, base.get((free[j], v), 0))
+    hint = model.proto.solution_hint  # model.add_hint per variable, in one call
+    hint.vars.extend(near.index)
+    hint.values.extend([base.get((free[j], v), 0) for j, v in near.keys])
     status, _, solver = _solve(model, 1e9, [], optimize=True, deterministic=effort)
     if status not in ("feasible", "optimal"):
         return status == "infeasible", None, None

@@ -58,6 +58,7 @@ class Relaxation:
         T, V = cand.shape
         pairs = self.pairs = np.argwhere(cand)
         n_pairs = self.n_pairs = len(pairs)
+        self.keys = list(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()))  # (t, v) of each pair, as ints
         pair_id = np.full((T, V), -1, dtype=np.int64)
         pair_id[pairs[:, 0], pairs[:, 1]] = np.arange(n_pairs)
         rows, cols, vals, rhs = [pairs[:, 0]], [np.arange(n_pairs)], [np.ones(n_pairs, dtype=np.int64)], \
@@ -104,7 +105,7 @@ class Relaxation:
     def point(self, m: dict, flows: list[np.ndarray]) -> np.ndarray:
         """``x`` of a world given as ``{(t, v): members}`` and its transport per release (one value per edge)."""
         x = np.zeros(self.n_cols, dtype=np.int64)
-        x[:self.n_pairs] = [m.get((int(t), int(v)), 0) for t, v in self.pairs]
+        x[:self.n_pairs] = [m.get(key, 0) for key in self.keys]
         for (use, col), f in zip(self.uses, flows):
             own = col >= self.n_pairs  # an edge that is m's column is m (a transport saying otherwise: no world)
             x[col[own]] = f[use[own]]
@@ -112,7 +113,7 @@ class Relaxation:
 
     def world_of(self, x: np.ndarray) -> dict:
         """The type-world ``{(t, v): members}`` of a point."""
-        return {(int(t), int(v)): int(c) for (t, v), c in zip(self.pairs, x[:self.n_pairs])}
+        return dict(zip(self.keys, np.asarray(x[:self.n_pairs]).astype(np.int64).tolist()))
 
     def flows(self, x: np.ndarray) -> list[np.ndarray]:
         """The transport of a point per release, one value per edge of ``block.edges[k]`` (0 off the columns)."""

@@ -304,6 +304,37 @@ def test_worlds_near_a_world_are_worlds(case, rnd):
         assert (state.linkable & ~before).any()
 
 
+@given(partition_blocks(), st.randoms(use_true_random=False))
+@settings(_SETTINGS, max_examples=60)
+def test_neighbourhoods_are_nearest_first(case, rnd):
+    """:meth:`solver.worlds.linkability._Neighbours.around` (the types freed around fractional or undecided types)
+    keeps the seeds, takes as many types as asked (or every type reachable from the seeds), and never skips a
+    nearer type for a farther one: distances are breadth first over the graph of types that share a group in some
+    release, computed by networkx from the edges alone."""
+    import networkx as nx
+
+    import solver.worlds.linkability as lk_module
+
+    block = case[0]
+    graph = nx.Graph()
+    graph.add_nodes_from(range(block.n_types))
+    for k, edges in enumerate(block.edges):
+        for g in np.unique(edges[:, 1]):
+            members = edges[edges[:, 1] == g, 0].tolist()
+            graph.add_edges_from((a, b) for a in members for b in members if a != b)
+    near = lk_module._Neighbours(block)
+    for _ in range(5):
+        seeds = sorted(rnd.sample(range(block.n_types), rnd.randint(1, 3)))
+        size = rnd.randint(len(seeds), block.n_types + 1)
+        got = near.around(seeds, size)
+        distance = nx.multi_source_dijkstra_path_length(graph, seeds)
+        assert got == sorted(got) and set(seeds) <= set(got) and len(set(got)) == len(got)
+        assert len(got) == min(size, len(distance))
+        left = set(distance) - set(got)
+        if left:
+            assert max(distance[t] for t in got) <= min(distance[t] for t in left)
+
+
 def _first_world(block, cand):
     """A world of a block by CP-SAT: ``(type-world model, solution vector)``."""
     import solver.worlds.linkability as lk_module
