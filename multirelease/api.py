@@ -205,14 +205,14 @@ def _path_or_document(mat: _Materializer, source: Any, stem: str) -> Path:
 
 
 def _from_run(command: str, run, *, files: Sequence = (), message: str = "", problems: Sequence = (),
-              exit_code: int | None = None) -> Result:
+              exit_code: int | None = None, extra: Mapping | None = None) -> Result:
     """The result of one pass of the pipeline; ``problems`` (files that are not what a ledger recorded,
     :class:`multirelease.ledger.operations.FileProblem`) make the verdict FAIL (issue 30: integrity is part of
-    the verdict), as in the CLI."""
+    the verdict), as in the CLI; ``extra``: keys added to the report (a repair's, as ``--json`` has them)."""
     from multirelease.reports.document import build_report, dumps
 
     frames = tuple(r.to_frame() for r in run.sequence.releases)
-    report = build_report(run)
+    report = {**build_report(run), **(extra or {})}
     verdict = run.verdict
     if problems:
         from multirelease.ledger.operations import integrity_report
@@ -313,7 +313,9 @@ def ledger_publish(spec: str | Path | Mapping, snapshot, *, ledger: str | Path, 
     the reason of a spec change; ``confirm_churn``: the month is real although it removes more than half of the
     records or more than doubles them (``--confirm-churn``).  ``repair``: when the gate fails, the cheapest changed
     release that passes it is proposed (``exit_code`` 0, nothing written; ``message`` names its SHA-256) and
-    ``accept`` writes it (``release --repair [--accept]``, :mod:`multirelease.ledger.repair`)."""
+    ``accept`` writes it (``release --repair [--accept]``, :mod:`multirelease.ledger.repair`); the result's
+    ``report["repair"]`` is what ``--json`` writes of the search (the candidates gated, the proposal and its cost,
+    the month as given), and its HTML page (a notebook's view) opens with the repair section of ``--html``."""
     from multirelease.ledger.operations import load_spec, make_release
 
     with _materialized(base) as mat:
@@ -325,8 +327,13 @@ def ledger_publish(spec: str | Path | Mapping, snapshot, *, ledger: str | Path, 
     if outcome.run is None:  # the release of this snapshot was already recorded
         return Result("release", outcome.verdict, outcome.exit_code, "{}", files=tuple(map(str, outcome.files)),
                       message=outcome.message)
+    extra = None
+    if outcome.repair is not None:  # the search, the proposal and its cost: report["repair"], and the page's section
+        from multirelease.ledger.repair import repair_report
+
+        extra = {"repair": repair_report(outcome)}
     return _from_run("release", outcome.run, files=outcome.files, message=outcome.message,
-                     exit_code=outcome.exit_code)
+                     exit_code=outcome.exit_code, extra=extra)
 
 
 def ledger_history(folder: str | Path):

@@ -343,6 +343,7 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     gate fails, the cheapest changed release that passes it is shown (exit 0, nothing written) and
     --repair --accept writes exactly that release."""
     from multirelease.ledger.operations import make_release
+    from multirelease.ledger.repair import repair_report
     from multirelease.reports.document import build_report, render_terminal
 
     _check_targets(json_path, ledger=ledger, out_file=out, html=html)
@@ -353,7 +354,7 @@ def release_cmd(spec: Path = typer.Argument(..., metavar="SPEC", help="YAML: sch
     if outcome.run is not None:
         report = build_report(outcome.run)  # every release of the sequence under its own index
         if outcome.repair is not None:
-            report["repair"] = _repair_json(outcome)
+            report["repair"] = repair_report(outcome)
         if not quiet and json_path != "-":
             render_terminal(report, out_console, outcome.run.timings, json_path=json_path)
         if json_path:
@@ -401,24 +402,6 @@ def _month_names(ledger: Path, run) -> dict:
     for i in run.sequence.snapshots[-1].frame.index.astype(str):
         names.setdefault(i, pseudonym(secret, i))
     return names
-
-
-def _repair_json(outcome) -> dict:
-    """The report's ``repair`` key (``release --repair --json``): the candidates gated, the proposal, its cost
-    and SHA-256, the month as given (its failing lines, its LM); the rest of the report is the proposal's gate."""
-    fixed = outcome.repair
-
-    def one(c) -> dict:
-        return {"changes": c.words(fixed.params), "withheld": len(c.withheld), "loss": c.cost,
-                "LM": c.metrics.get("LM"), "discernibility": c.metrics.get("discernibility"),
-                "verdict": c.run.verdict if c.run is not None else None}
-
-    given = outcome.failed.release_metrics[-1] if outcome.failed is not None else {}
-    return {"as_given": {"failed": fixed.answered, "LM": given.get("LM"),
-                         "discernibility": given.get("discernibility")},
-            "tried": [one(c) for c in fixed.tried], "gates": fixed.gates, "seconds": fixed.seconds,
-            "proposal": None if fixed.proposal is None else {**one(fixed.proposal), **outcome.proposal},
-            "accepted": bool(outcome.files)}
 
 
 def _repair_lines(outcome) -> list[str]:

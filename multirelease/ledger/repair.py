@@ -43,7 +43,7 @@ from typing import Any, Callable, Mapping, Sequence
 from multirelease.errors import InputError
 from multirelease.model.table import Table
 
-__all__ = ["Candidate", "Repair", "search", "ladder", "offenders", "withhold", "MAX_GATES"]
+__all__ = ["Candidate", "Repair", "search", "ladder", "offenders", "withhold", "repair_report", "MAX_GATES"]
 
 #: the most candidate gates one search runs (each costs a month's gate)
 MAX_GATES = 12
@@ -232,3 +232,23 @@ def search(*, base_run, table: Table, publisher_cls, params: Mapping,
                 rounds += 1
                 queue.append(cost(Candidate({}, c.withheld + more)))
     return Repair(None, tried, gates, time.perf_counter() - t0, answered, dict(params))
+
+
+def repair_report(outcome) -> dict:
+    """The report's ``repair`` key (``release --repair --json``, and the ``Result`` of
+    :func:`multirelease.ledger_publish` with ``repair``): the candidates gated, the proposal, its cost and SHA-256,
+    the month as given (its failing lines, its LM); the rest of the report is the proposal's gate.  ``outcome``:
+    :class:`multirelease.ledger.operations.Outcome` with its ``repair``."""
+    fixed = outcome.repair
+
+    def one(c) -> dict:
+        return {"changes": c.words(fixed.params), "withheld": len(c.withheld), "loss": c.cost,
+                "LM": c.metrics.get("LM"), "discernibility": c.metrics.get("discernibility"),
+                "verdict": c.run.verdict if c.run is not None else None}
+
+    given = outcome.failed.release_metrics[-1] if outcome.failed is not None else {}
+    return {"as_given": {"failed": fixed.answered, "LM": given.get("LM"),
+                         "discernibility": given.get("discernibility")},
+            "tried": [one(c) for c in fixed.tried], "gates": fixed.gates, "seconds": fixed.seconds,
+            "proposal": None if fixed.proposal is None else {**one(fixed.proposal), **outcome.proposal},
+            "accepted": bool(outcome.files)}

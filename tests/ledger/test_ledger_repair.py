@@ -101,6 +101,36 @@ def test_repair_proposes_then_accept_writes_exactly_it(failing, capsys):
     assert kept[1] - kept[0] == ((given[1] - given[0]) | (withheld & kept[1])) - (given[1] - kept[1])
 
 
+def test_repair_from_python_shows_the_search_and_its_page(failing, capsys):
+    """``multirelease.ledger_publish(..., repair=True)`` (issue 29, item 3): the same proposal as the CLI (its
+    SHA-256), the search in ``report["repair"]`` as ``--json`` writes it, the repair section with the loss before
+    and after in the result's HTML page (a notebook's view); nothing written until ``accept=True``, which writes
+    exactly that file."""
+    import hashlib
+
+    import multirelease
+
+    spec, snaps, ledger, rel = failing
+    before = folder_bytes(ledger)
+    out_file = rel / "release_2.csv"
+    args = [str(spec), str(snaps[1]), "--ledger", str(ledger), "--out", str(out_file), "-q", "--repair"]
+    gate = ledger.parent / "gate.json"
+    assert main(["release", *args, "--json", str(gate)]) == 0
+    cli = json.loads(gate.read_text())["repair"]
+    res = multirelease.ledger_publish(spec, snaps[1], ledger=ledger, out=out_file, repair=True)
+    assert res.exit_code == 0 and res.verdict == "pass" and not out_file.exists() and folder_bytes(ledger) == before
+    rep = res.report["repair"]
+    assert rep["proposal"]["sha256"] == cli["proposal"]["sha256"] and rep["proposal"]["sha256"] in res.message
+    assert rep["as_given"] == cli["as_given"] and [t["changes"] for t in rep["tried"]] == \
+        [t["changes"] for t in cli["tried"]] and rep["accepted"] is False
+    page = res._repr_html_()
+    assert 'id="repair"' in page and 'aria-label="loss before and after the repair"' in page
+    assert rep["proposal"]["sha256"] in page and "not written until accepted" in page
+    done = multirelease.ledger_publish(spec, snaps[1], ledger=ledger, out=out_file, repair=True, accept=True)
+    assert done.exit_code == 0 and done.report["repair"]["accepted"] is True
+    assert hashlib.sha256(out_file.read_bytes()).hexdigest() == cli["proposal"]["sha256"]
+
+
 def test_m_invariance_month_missing_a_utility_requirement_is_repaired(tmp_path, capsys):
     """m-invariance and a requirement ``release[2].LM <= x`` that month 2 misses (x: 92% of the month's LM under
     this ledger's secret): the costliest records are withheld (m-invariance publishes them as departures and
