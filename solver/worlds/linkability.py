@@ -138,7 +138,7 @@ class _TypeWorldModel:
             order = np.argsort(rank[inv], kind="stable")
             seq = ok[order]
             live = block.present[edges[seq, 0], k]
-            seq, multi = seq[live], (reach[inv[order]] > 1)[live]
+            seq, multi = seq[live], (reach[inv[order]] > 1)[live].tolist()
             f = {}
             into_g = [[] for _ in range(len(gcount))]
             e_l, t_l, g_l, v_l = seq.tolist(), edges[seq, 0].tolist(), edges[seq, 1].tolist(), value[seq].tolist()
