@@ -79,7 +79,7 @@ from ortools.sat.python import cp_model
 from multirelease.errors import InputError, SolverError
 
 from .matching import matchable_edges
-from .problem import Block, WorldsProblem, no_world_message
+from .problem import Block, WorldsProblem, _by_appearance, no_world_message
 
 __all__ = ["DEFAULT_TIME_LIMIT", "SCOPES", "block_linkability", "decide_coupled", "decide_coupled_all"]
 
@@ -101,7 +101,7 @@ class _TypeWorldModel:
         self.block = block
         self.model = model = model if model is not None else cp_model.CpModel()
         T, V = candidate.shape
-        n_t = [len(m) for m in block.members]
+        n_t = block.type_count.tolist()
         self.m = {}
         self.fixed = {}
         expr = {}
@@ -131,14 +131,11 @@ class _TypeWorldModel:
             # edges in order (no Python loop per edge of a pair that reaches one group)
             value = gvalue[edges[:, 1]].astype(np.int64)
             ok = np.flatnonzero(candidate[edges[:, 0], value])
-            key = edges[ok, 0] * V + value[ok]
-            uniq, first, inv, reach = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-            rank = np.empty(len(uniq), dtype=np.int64)
-            rank[np.argsort(first, kind="stable")] = np.arange(len(uniq))
-            order = np.argsort(rank[inv], kind="stable")
+            _, pair = _by_appearance(np.column_stack([edges[ok, 0], value[ok]]))
+            order = np.argsort(pair, kind="stable")
             seq = ok[order]
             live = block.present[edges[seq, 0], k]
-            seq, multi = seq[live], (reach[inv[order]] > 1)[live].tolist()
+            seq, multi = seq[live], (np.bincount(pair)[pair[order]] > 1)[live].tolist()
             f = {}
             into_g = [[] for _ in range(len(gcount))]
             e_l, t_l, g_l, v_l = seq.tolist(), edges[seq, 0].tolist(), edges[seq, 1].tolist(), value[seq].tolist()
@@ -161,7 +158,7 @@ class _TypeWorldModel:
                     i += 1
                 model.add(sum(terms) == expr[t, v])
             # a candidate value with no group in a release where t is present
-            for j in np.flatnonzero(block.present[rows, k] & ~np.isin(pair_key, uniq)).tolist():
+            for j in np.flatnonzero(block.present[rows, k] & ~np.isin(pair_key, edges[ok, 0] * V + value[ok])).tolist():
                 x = expr[int(rows[j]), cols[j]]
                 model.add(x == 0) if not isinstance(x, int) else model.add(sum([]) == x)
             for g, c in enumerate(gcount.tolist()):
@@ -744,9 +741,7 @@ def _solve_near(block: Block, state: _PartState, free: list, flows: list, base: 
     if not terms and not complete:
         return False, None, None
     model.maximize(sum(terms))
-    hint = model.proto.solution_hint  # model.add_hint per variable, in one call
-    hint.vars.extend(near.index)
-    hint.values.extend([base.get((free[j], v), 0) for j, v in near.keys])
+    near.add_hints({(j, v): base.get((free[j], v), 0) for j, v in near.keys})
     status, _, solver = _solve(model, 1e9, [], optimize=True, deterministic=effort)
     if status not in ("feasible", "optimal"):
         return status == "infeasible", None, None
