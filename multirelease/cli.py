@@ -411,8 +411,8 @@ def _repair_lines(outcome) -> list[str]:
     params = fixed.params
     lines = []
     for c in fixed.tried:
-        lines.append(f"repair: tried {', '.join(c.words(params))}: loss {c.cost:.4f}, gate "
-                     f"{c.run.verdict.upper()}")
+        verdict = f"gate {c.run.verdict.upper()}" if c.run is not None else f"not gated, {c.refused}"
+        lines.append(f"repair: tried {', '.join(c.words(params))}: loss {c.cost:.4f}, {verdict}")
     if fixed.proposal is not None:
         c = fixed.proposal
         given = outcome.failed.release_metrics[-1]
@@ -521,7 +521,7 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
     month ahead, the median headroom with its 10-90% band and the line that fails first; with --html, a plot."""
     from multirelease.formats.arx import notation_of
     from multirelease.ledger.operations import (check_files, history_lines, integrity_line, ledger_name,
-                                                verify_ledger_checked, withdraw_release)
+                                                repair_events, verify_ledger_checked, withdraw_release)
     from multirelease.reports.document import build_report, render_terminal
 
     notation = notation_of(fmt)
@@ -579,7 +579,8 @@ def ledger_cmd(folder: Path = typer.Argument(..., metavar="DIR", help="the ledge
         run, problems = verify_ledger_checked(folder, bar, notation=notation, checked=found, releases=releases)
     for p in problems:
         err_console.print(str(p), markup=False, highlight=False, soft_wrap=True)
-    page = {"ledger_history": history, "ledger_problems": [str(p) for p in problems]}
+    page = {"ledger_history": history, "ledger_problems": [str(p) for p in problems],
+            "ledger_repairs": repair_events(folder)}
     if forecast is not None:
         page["headroom"] = forecast.to_json()
     if problems:

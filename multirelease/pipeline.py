@@ -353,7 +353,7 @@ def ledger_plan(doc: Mapping, *, path: Path, base: Path, earlier: Sequence[tuple
 
 
 def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = None, *,
-                    states: Mapping[str, dict] | None = None) -> ScenarioRun:
+                    states: Mapping[str, dict] | None = None, built: ScenarioRun | None = None) -> ScenarioRun:
     """One ledger step with the gate extended by the new release (issue 14: the gate still certifies the
     whole sequence).  ``scenario`` is a :func:`ledger_plan` whose last step publishes the new release;
     ``resume`` (:class:`multirelease.ledger.gate.GateResume`) gives what the ledger kept of releases
@@ -363,7 +363,9 @@ def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = Non
     Only the new release is published.  Each attack that can be extended (:mod:`attacks.incremental`) is
     extended by it - from its kept state, else from the earlier releases folded in one at a time - and its new
     state is left in ``run.gate``; any other attack runs on the whole sequence.  The judgement is
-    :func:`judge`'s, as in :func:`run_scenario`."""
+    :func:`judge`'s, as in :func:`run_scenario`.  ``built``: the new release published already by
+    :func:`build_sequence` from this very ``scenario`` (a repair candidate is published and costed before it
+    is gated, :mod:`multirelease.ledger.repair`): it is not published again."""
     notify = progress or (lambda *_: None)
     step = scenario.steps[-1]
     if getattr(step.publisher, "state_for_sequence", None) is not None:
@@ -373,7 +375,11 @@ def run_ledger_step(scenario: Scenario, resume: Any, progress: Step | None = Non
         return run_scenario(scenario, progress, states=states)
     run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
     total = 1 + len(scenario.attacks)
-    build_sequence(replace(scenario, steps=[step]), run, notify, total, states)
+    if built is not None and built.scenario is scenario:
+        run.sequence, run.states = built.sequence, list(built.states)
+        run.release_metrics, run.timings = list(built.release_metrics), dict(built.timings)
+    else:
+        build_sequence(replace(scenario, steps=[step]), run, notify, total, states)
     run.release_metrics = list(resume.metrics()) + run.release_metrics
     run.targets = resolve_targets(scenario, run.sequence)
     for j, (name, attack) in enumerate(scenario.attacks):

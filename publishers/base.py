@@ -110,6 +110,10 @@ class PublisherBase:
     #: whose release depends on no state carried from release to release, so that a changed release of one month
     #: leaves the next month's as it would have been; empty: no repair.
     repair: ClassVar[dict] = {}
+    #: ``release --repair`` may merge classes of this publisher's release after it made them (a coarser
+    #: generalization of the classes the witnesses name, :mod:`multirelease.ledger.coarsen`): true only where the
+    #: state it carries does not depend on its classes and a union of its classes keeps its principle
+    merges_classes: ClassVar[bool] = False
     #: what the releases claim beyond :attr:`guarantee`, in the same form: figures a reader takes the
     #: parameters to promise against another paper's adversary, which the publisher does not prove (Mondrian's
     #: k read as Fung et al.'s crack sizes).  The attacks' baselines are raised to them (issue 30,

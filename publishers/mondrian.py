@@ -222,6 +222,9 @@ class Mondrian(PublisherBase):
     guarantee = ("linking.k >= {k}", ("linking.l_distinct >= {l}", "l > 1"))
     #: a month's release depends on its snapshot alone: ``release --repair`` may raise k and l
     repair = {"k": "times", "l": "plus"}
+    #: its state is a count of releases, and a union of two k-anonymous, distinct- or entropy-l-diverse classes
+    #: is so too: a repair may merge the classes its witnesses name
+    merges_classes = True
     #: k read as Fung et al.'s crack sizes (their section 7.1 publishes Adult five times by Mondrian, k = 40)
     claims = ("correspondence.FA >= {k}", "correspondence.CA >= {k}", "correspondence.BA >= {k}")
     #: a single-release guarantee: a linking column unknown to the adversary changes no class of one release

@@ -34,6 +34,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import time
@@ -502,8 +503,18 @@ def _make_release(spec_path: Path, snapshot, ledger_dir: Path, out: Path, dry_ru
 # ---------------------------------------------------------------------- repair (issue 29)
 def _state_copy(name: str, state: dict | None) -> dict | None:
     """The publishers' states for one publish, a copy of the state the ledger holds (a publisher may change
-    what it is given; each repair candidate continues the same state)."""
-    return {name: json.loads(json.dumps(state))} if state is not None else None
+    what it is given; each repair candidate continues the same state).  The entries of a ``history`` list are
+    shared, not copied: a publisher's record of its earlier releases, which it extends with a new list and never
+    changes (:func:`publishers.m_invariance._guarantee.extend_history`), and which its check rebuilds once per
+    entry object (:func:`publishers.m_invariance._guarantee.sequence_check`)."""
+    if state is None:
+        return None
+    history = state.get("history")
+    rest = {k: v for k, v in state.items() if k != "history"}
+    copy = json.loads(json.dumps(rest))
+    if "history" in state:
+        copy["history"] = list(history) if isinstance(history, list) else history
+    return {name: copy}
 
 
 def _repair(doc, spec_path, base, history, secret, table, name, state, resume, run, progress):
@@ -511,10 +522,12 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
     :mod:`.repair`); a publisher that carries a state from release to release is refused."""
     from dataclasses import replace
 
+    import numpy as np
+
     from multirelease import pipeline
     from multirelease.model.sequence import ReleaseSequence
     from publishers import PUBLISHERS
-    from .repair import search
+    from .repair import search, withhold
 
     cls = PUBLISHERS[name]
     if name == "bpg" or getattr(cls, "state_for_sequence", None) is not None:
@@ -523,7 +536,6 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
                          "a changed release of it is not searched yet; --repair works for the publishers whose "
                          "state the ledger holds (mondrian, naive, tds, m_invariance, m_distinct, "
                          "global_guarantee, sequential_diversity)", key="--repair")
-
 
     def plan(params, shown):
         doc_c = {**doc, "publisher": {**doc["publisher"], **params}}
@@ -534,15 +546,97 @@ def _repair(doc, spec_path, base, history, secret, table, name, state, resume, r
         sc = plan(params, shown)
         one = pipeline.ScenarioRun(scenario=sc, sequence=ReleaseSequence())
         pipeline.build_sequence(replace(sc, steps=[sc.steps[-1]]), one, lambda *_: None, 1, _state_copy(name, state))
-        return one.release_metrics[-1]
+        return one
 
-    def gate(params, shown):
-        out = pipeline.run_ledger_step(plan(params, shown), resume, None, states=_state_copy(name, state))
+    def publish_many(items):
+        """``publish`` of each item, side by side in forked processes where there are cores for it; the same
+        releases (each is seeded alike wherever it runs)."""
+        return _side_by_side(publish, items, lambda run: (run.sequence.releases[-1], run.sequence.truths[-1],
+                                                          run.states, run.release_metrics, run.timings),
+                             lambda item, parts: _rebuilt(plan(*item), item[1], *parts))
+
+    def _rebuilt(sc, shown, release, truth, states, metrics, timings):
+        one = pipeline.ScenarioRun(scenario=sc, sequence=ReleaseSequence())
+        one.sequence.append(release, truth, shown)
+        one.states, one.release_metrics, one.timings = states, metrics, timings
+        return one
+
+    def gate(params, shown, published):
+        out = pipeline.run_ledger_step(published.scenario, resume, None, states=_state_copy(name, state),
+                                       built=published)
         return out, (dict(resume.used), dict(resume.keys), resume.kept_metrics)
 
+    # the lines judged on the candidate's own release (release[n].LM <= x): no gate is spent on one that misses
+    alone = [line for line in pipeline.requirements(run.scenario)
+             if line.expectation.subject == "release" and line.kind == "requirement"]
+    earlier = list(resume.metrics())
+
+    def precheck(published):
+        return [j for j in pipeline.judge(alone, {}, earlier + published.release_metrics) if j.holds is False]
+
     params = {k: v for k, v in doc["publisher"].items() if k != "publisher"}
+
+    def coarsen(given, named):
+        """``given``'s release with the classes of ``named`` merged (:mod:`.coarsen`): ``(run, withheld, merges)``."""
+        from multirelease.model.metrics import row_loss
+        from multirelease.reports.document import compute_release_metrics
+        from .coarsen import merge_classes, plan_merges
+
+        release, truth, shown = given.sequence.releases[-1], given.sequence.truths[-1], given.sequence.snapshots[-1]
+        where = {str(p): i for i, p in enumerate(truth.person) if p is not None}
+        plan_ = plan_merges(release, row_loss(release), [where[p] for p in named if p in where],
+                            min_size=int(params.get("k", cls.defaults.get("k", 1)) or 1))
+        if plan_ is None:
+            return None
+        gone = tuple(str(truth.person[r]) for r in plan_.withheld_rows)
+        rng = np.random.default_rng([_seed(secret), len(history) + 1, 29, len(gone), len(plan_.pairs)])
+        merged, new_truth = merge_classes(release, truth, plan_.pairs, plan_.withheld_rows, rng)
+        kept = withhold(shown, gone)
+        sc = plan({}, kept)
+        one = pipeline.ScenarioRun(scenario=sc, sequence=ReleaseSequence())
+        one.sequence.append(merged, new_truth, kept)
+        one.states = list(given.states[-1:])
+        one.release_metrics = [compute_release_metrics(merged, kept)]
+        return one, gone, len(plan_.pairs)
+
     return search(base_run=run, table=table, publisher_cls=cls, params=params, publish=publish, gate=gate,
-                  progress=progress)
+                  precheck=precheck, coarsen=coarsen if getattr(cls, "merges_classes", False) else None,
+                  publish_many=publish_many, progress=progress)
+
+
+#: what :func:`_side_by_side`'s forked workers run (set just before the fork, read by the child)
+_FORKED: dict = {}
+
+
+def _forked_task(i: int):
+    """One item of :func:`_side_by_side` in a forked worker: its parts, or the refusal's words."""
+    fn, items, parts = _FORKED["fn"], _FORKED["items"], _FORKED["parts"]
+    try:
+        return True, parts(fn(*items[i]))
+    except InputError as exc:
+        return False, str(exc)
+
+
+def _side_by_side(fn, items, parts, rebuild) -> list:
+    """``fn(*item)`` for every item: in forked worker processes, one per item up to the cores, when ``fork``
+    exists and there are two items and two cores (the children return ``parts(result)``, which ``rebuild(item,
+    parts)`` makes a result again in this process), else here in turn.  A refusal (:class:`InputError`) comes
+    back in place of its result."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .repair import serially
+
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return serially(fn)(items)
+    _FORKED.update(fn=fn, items=items, parts=parts)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            done = list(pool.map(_forked_task, range(len(items))))
+    finally:
+        _FORKED.clear()
+    return [rebuild(item, got) if ok else InputError(got) for item, (ok, got) in zip(items, done)]
 
 
 def _repair_words(fixed, failed, secret, rows: int) -> str:
@@ -555,7 +649,8 @@ def _repair_words(fixed, failed, secret, rows: int) -> str:
     named = ", ".join(pseudonym(secret, p) for p in c.withheld[:5]) + (", ..." if len(c.withheld) > 5 else "")
     return (f"{'; '.join(c.words(fixed.params))} (of {rows:,} records); loss {c.cost:.4f} (LM "
             f"{c.metrics.get('LM', 0):.4f}; as given {base_lm:.4f}); answered {'; '.join(fixed.answered)}"
-            + (f"; withheld {named}" if named else "") + f"; {fixed.gates} candidate{'s' if fixed.gates != 1 else ''} gated in {fixed.seconds:.1f} s")
+            + (f"; withheld {named}" if named else "")
+            + f"; {fixed.gates} candidate{'s' if fixed.gates != 1 else ''} gated in {fixed.seconds:.1f} s")
 
 
 # ---------------------------------------------------------------------- the gate's report
@@ -626,6 +721,33 @@ def withdraw_release(ledger_dir: str | Path, n: int, reason: str | None) -> tupl
         led.rollback()
         led.close()
         os.umask(old_umask)
+
+
+#: a ``repair`` event's detail as :func:`_repair_words` writes it (read back by :func:`repair_events`)
+_REPAIR_DETAIL = re.compile(
+    r"^(?P<changes>.*) \(of (?P<rows>[\d,]+) records\); loss (?P<loss>[\d.]+) \(LM (?P<LM>[\d.]+); as given "
+    r"(?P<given>[\d.]+)\); answered (?P<answered>.*?)(?:; withheld (?P<withheld>.*?))?; (?P<gates>\d+) candidates? "
+    r"gated in (?P<seconds>[\d.]+) s$")
+
+
+def repair_events(ledger_dir: str | Path) -> list[dict]:
+    """Every accepted repair of the ledger (``ledger DIR --html``'s repair section): the release, when, what
+    changed, the records of the month, the loss and LM of the release written against the month as given, the
+    failing lines it answered, the persons withheld (by pseudonym), the gates and seconds of its search."""
+    with Ledger(ledger_dir, write=False) as led:
+        events = [e for e in led.events() if e.kind == "repair"]
+    out = []
+    for e in events:
+        m = _REPAIR_DETAIL.match(e.detail)
+        if m is None:  # an older ledger's wording: shown as it is
+            out.append({"n": e.n, "created": e.created, "detail": e.detail})
+            continue
+        g = m.groupdict()
+        out.append({"n": e.n, "created": e.created, "changes": g["changes"].split("; "),
+                    "records": int(g["rows"].replace(",", "")), "loss": float(g["loss"]), "LM": float(g["LM"]),
+                    "LM_as_given": float(g["given"]), "answered": g["answered"].split("; "),
+                    "withheld": g["withheld"] or "", "gates": int(g["gates"]), "seconds": float(g["seconds"])})
+    return out
 
 
 def history_lines(ledger_dir: str | Path) -> list[str]:

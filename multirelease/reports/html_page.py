@@ -746,7 +746,31 @@ def _ledger_section(report: Mapping) -> str:
     problems = report.get("ledger_problems") or []
     bad = "".join(f'<p class="no">{_with_hashes(p)}</p>' for p in problems)
     items = "".join(f"<li>{_with_hashes(line)}</li>" for line in lines)
-    return f'<section id="ledger"><h2>Ledger history</h2>{bad}<ol class="history">{items}</ol></section>'
+    return (f'<section id="ledger"><h2>Ledger history</h2>{bad}<ol class="history">{items}</ol></section>'
+            + _ledger_repairs_section(report))
+
+
+def _ledger_repairs_section(report: Mapping) -> str:
+    """``ledger DIR --html`` (issue 29, item 3): every repair the custodian accepted - the lines the month as
+    given failed, what changed, the loss before and after (a plot each), the persons withheld by pseudonym."""
+    repairs = report.get("ledger_repairs") or []
+    if not repairs:
+        return ""
+    parts = []
+    for r in repairs:
+        if "changes" not in r:
+            parts.append(f"<h3>Release {r['n']}</h3><p>{esc(r.get('detail', ''))}</p>")
+            continue
+        failed = "".join(f"<li><code>{esc(line)}</code></li>" for line in r["answered"])
+        withheld = f"<p>Withheld (pseudonyms): {esc(r['withheld'])}</p>" if r.get("withheld") else ""
+        parts.append(f"<h3>Release {r['n']} ({esc(r['created'])}): {esc(', '.join(r['changes']))}</h3>"
+                     f"<p>The month as given failed:</p><ul>{failed}</ul>"
+                     f"<p>{r['records']:,} records in the month; {r['gates']} candidate(s) gated in "
+                     f"{r['seconds']:.1f} s; the release written: LM {r['LM']:.4f} (as given "
+                     f"{r['LM_as_given']:.4f}), loss with the withheld at 1: {r['loss']:.4f}.</p>{withheld}"
+                     + _loss_bars(r["LM_as_given"], r["LM"], r["loss"]))
+    return (f'<section id="ledger-repairs"><h2>Repairs accepted ({len(repairs)})</h2>{"".join(parts)}'
+            "</section>")
 
 
 #: report keys whose values are attribute values (quasi-identifiers, sensitive values), never persons: left as

@@ -26,6 +26,7 @@ Publishers may call attacks (DESIGN.md); attacks never import this module.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
@@ -226,10 +227,20 @@ def extend_history(state: Mapping, release: Release, snapshot) -> list | None:
     if history is None or len(release) + sum(len(h["ids"]) for h in history) > SEQUENCE_ROWS:
         return None
     frame = release.to_frame()
-    return [*history, {"release": {c: [str(v) for v in frame[c]] for c in frame.columns},
+    # Series.tolist(): the same values as iterating the column (pd.NA stays pd.NA), a tenth of the time on
+    # pyarrow-backed text
+    return [*history, {"release": {c: [str(v) for v in frame[c].tolist()] for c in frame.columns},
                        "counterfeits": {str(g): int(c) for g, c in (release.counterfeits or {}).items()},
                        "ids": [str(x) for x in snapshot.ids],
-                       "columns": {c: [str(v) for v in snapshot.frame[c]] for c in snapshot.frame.columns}}]
+                       "columns": {c: [str(v) for v in snapshot.frame[c].tolist()] for c in snapshot.frame.columns}}]
+
+
+#: the earlier releases :func:`sequence_check` rebuilt from history entries, in this process, keyed by the entry
+#: object (held, so its id is not reused; a state read back from JSON is new objects and is rebuilt): the
+#: publisher of each month and of each repair candidate (whose states share the entries) rebuild them once
+_REBUILT: "OrderedDict[int, tuple]" = OrderedDict()
+#: entries kept in :data:`_REBUILT` (the oldest dropped first)
+REBUILT_ENTRIES = 32
 
 
 def sequence_check(publisher: str, history: list | None, release: Release, snapshot, model: TransitionModel,
@@ -250,7 +261,8 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
 
     if not history:  # None: not kept; []: a first release, one layer: every node of an m-unique group is feasible
         return False
-    cache = {} if cache is None else cache
+    shared = cache is None
+    cache = _REBUILT if shared else cache
     seq = ReleaseSequence()
     for h in history:
         hit = cache.get(id(h))
@@ -261,6 +273,10 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
                 snapshot.schema, pd.DataFrame(h["release"], dtype=object),
                 counterfeits={int(g): c for g, c in h["counterfeits"].items()} or None), Table(snapshot.schema, frame))
         seq.append(hit[1], None, hit[2])
+        if shared:
+            cache.move_to_end(id(h))
+            while len(cache) > REBUILT_ENTRIES:
+                cache.popitem(last=False)
     seq.append(release, None, snapshot)
     res = ATTACKS["update_graph"](linkage="population").run(seq.view(Adversary(sensitive="transitions"), model))
     lo, hi = res.interval("vulnerable_values")

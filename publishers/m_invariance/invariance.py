@@ -261,8 +261,7 @@ class MInvariance(PublisherBase):
         self._check(schema, prev, rows, continuing, known, int(state.get("releases", 0)))
         history = extend_history(state, release, snapshot)
         if self.__dict__.get("_public_model") is not None:
-            sequence_check(self.name, history[:-1] if history else None, release, snapshot, self._public_model,
-                           cache=self.__dict__.setdefault("_history_cache", {}))
+            sequence_check(self.name, history[:-1] if history else None, release, snapshot, self._public_model)
         # next state: every published record's signature is its group's set of values
         new_sig = {}
         gvals: dict[int, set] = {}
