@@ -33,9 +33,10 @@ from typing import Sequence
 
 import numpy as np
 
+from multirelease.model.metrics import row_loss
 from multirelease.model.release import Release, ReleaseTruth
 
-__all__ = ["PARTNERS", "Plan", "plan_merges", "merge_classes", "class_loss"]
+__all__ = ["PARTNERS", "Plan", "plan_merges", "merge_classes"]
 
 #: partners offered to each named class (its cheapest merges)
 PARTNERS = 8
@@ -59,17 +60,6 @@ class Plan:
     exact_loss: bool
 
 
-def class_loss(release: Release, lo: np.ndarray, hi: np.ndarray, masks: dict) -> np.ndarray:
-    """The LM numerator of one row of each region ``(lo, hi, masks)`` (:func:`multirelease.model.metrics.row_loss`
-    of a row published as that region): the sum over the quasi-identifiers of ``(|v| - 1) / (|A| - 1)``."""
-    dom = np.array([a.hierarchy.n_leaves for a in release.qi_attributes], dtype=np.int64)
-    sizes = hi.astype(np.int64) - lo.astype(np.int64) + 1
-    for j, name in enumerate(release.quasi):
-        if name in masks:
-            sizes[:, j] = np.array([bin(int(m)).count("1") for m in masks[name]], dtype=np.int64)
-    return ((sizes - 1) / np.where(dom > 1, dom - 1, 1)).sum(axis=1)
-
-
 def _regions(release: Release) -> tuple[np.ndarray, np.ndarray, dict]:
     """Every class's region (its rows' common generalized values) and its subsets masks."""
     lo, hi = release.class_regions
@@ -87,7 +77,7 @@ def _union_loss(release: Release, lo, hi, masks, a: int, others: np.ndarray) -> 
     uhi = np.maximum(hi[a][None, :], hi[others])
     ulo, uhi = release._closed(ulo, uhi)
     umasks = {n: m[a] | m[others] for n, m in masks.items()}
-    return class_loss(release, ulo, uhi, umasks)
+    return row_loss(release, ulo, uhi, umasks)
 
 
 def _scale(release: Release) -> tuple[int, bool]:
@@ -98,11 +88,11 @@ def _scale(release: Release) -> tuple[int, bool]:
     return (lcm, True) if lcm <= _EXACT_SCALE else (10 ** 6, False)
 
 
-def plan_merges(release: Release, row_loss: np.ndarray, named_rows: Sequence[int], *, min_size: int = 1,
+def plan_merges(release: Release, loss: np.ndarray, named_rows: Sequence[int], *, min_size: int = 1,
                 partners: int = PARTNERS) -> Plan | None:
     """The cheapest way to change every class holding a row of ``named_rows`` (module docstring): CP-SAT over
     the merges (each named class with one of its ``partners`` cheapest partners, disjoint pairs) and the
-    withholdings (the named rows of a class that keeps ``min_size`` records).  ``row_loss``: each row's LM
+    withholdings (the named rows of a class that keeps ``min_size`` records).  ``loss``: each row's LM
     numerator as published.  ``None`` when no named class can be changed."""
     from ortools.sat.python import cp_model
 
@@ -112,7 +102,7 @@ def plan_merges(release: Release, row_loss: np.ndarray, named_rows: Sequence[int
     cls = release.classes
     sizes = release.class_sizes
     lo, hi, masks = _regions(release)
-    here = class_loss(release, lo, hi, masks)  # one row of each class, as published
+    here = row_loss(release, lo, hi, masks)  # one row of each class, as published
     named = np.unique(cls[named_rows])
     scale, exact = _scale(release)
     q = release.lo.shape[1]
@@ -133,7 +123,7 @@ def plan_merges(release: Release, row_loss: np.ndarray, named_rows: Sequence[int
     rows_of = {int(a): named_rows[cls[named_rows] == a] for a in named}
     for a, rows in rows_of.items():
         if sizes[a] - len(rows) >= max(min_size, 1):
-            withhold_cost[a] = int(np.rint((q - row_loss[rows]).sum() * scale))
+            withhold_cost[a] = int(np.rint((q - loss[rows]).sum() * scale))
     y = {a: m.new_bool_var(f"withhold_{a}") for a in sorted(withhold_cost)}
     touching: dict[int, list] = {}
     for (a, b), v in x.items():

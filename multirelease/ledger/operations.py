@@ -623,17 +623,16 @@ def _side_by_side(fn, items, parts, rebuild) -> list:
     parts)`` makes a result again in this process), else here in turn.  A refusal (:class:`InputError`) comes
     back in place of its result."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
+    from solver.executor import LocalExecutor
     from .repair import serially
 
     workers = min(len(items), os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():  # a spawned child has no _FORKED
         return serially(fn)(items)
     _FORKED.update(fn=fn, items=items, parts=parts)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            done = list(pool.map(_forked_task, range(len(items))))
+        done = LocalExecutor(workers).map(_forked_task, range(len(items)))  # forked where fork exists
     finally:
         _FORKED.clear()
     return [rebuild(item, got) if ok else InputError(got) for item, (ok, got) in zip(items, done)]

@@ -177,22 +177,16 @@ def _costly(run, threshold: float, reach: float = 0.5) -> list[str]:
     (:func:`multirelease.model.metrics.row_loss`), as many as bring the release's LM ``reach`` times the gap
     below ``x`` if the rest were published as they are (the publisher groups the rest anew: the gate decides, and
     the next round adds more)."""
-    import numpy as np
-
-    from multirelease.model.metrics import row_loss
-
     release, truth = run.sequence.releases[-1], run.sequence.truths[-1]
     if truth is None:
         return []
-    loss = row_loss(release)
+    loss, order = _costliest(release, truth)
     q = release.lo.shape[1]
     # aimed below the line (half the gap by default): the publisher regroups the rest, which costs part of what
     # was gained (measured on Adult, m-invariance: aiming at the line took three gates, half the gap below it one)
     if len(release) and q:
         now = float(loss.sum()) / (len(release) * q)
         threshold -= max(now - threshold, 0.0) * reach
-    real = np.asarray([p is not None and not c for p, c in zip(truth.person, truth.counterfeit)], dtype=bool)
-    order = [i for i in np.argsort(-loss, kind="stable") if real[i]]
     total, n, out = float(loss.sum()), len(release), []
     for i in order:
         if n == 0 or total / (n * q) <= threshold:
@@ -209,10 +203,6 @@ def _aimed(published, failing, *, before: tuple, now: tuple) -> list[str] | None
     says bring LM to ``x``, with a tenth more for the regrouping that a secant does not see (measured on Adult,
     m-invariance: the publisher regroups what remains, and each record withheld gains less than the last).
     ``None`` for any other line (the witnesses name the persons then) or a secant that is not falling."""
-    import numpy as np
-
-    from multirelease.model.metrics import row_loss
-
     lines = [j.expectation for j in failing]
     if not lines or any(e.metric != "LM" or e.op not in ("<=", "<") for e in lines):
         return None
@@ -222,9 +212,20 @@ def _aimed(published, failing, *, before: tuple, now: tuple) -> list[str] | None
     x = min(e.number for e in lines)
     need = math.ceil((lm1 - x) / ((lm0 - lm1) / (w1 - w0)) * 1.1) + 1
     release, truth = published.sequence.releases[-1], published.sequence.truths[-1]
-    real = [i for i in np.argsort(-row_loss(release), kind="stable")
-            if truth.person[i] is not None and not truth.counterfeit[i]]
-    return [str(truth.person[i]) for i in real[:need]]
+    _, order = _costliest(release, truth)
+    return [str(truth.person[i]) for i in order[:need]]
+
+
+def _costliest(release, truth) -> tuple:
+    """``(loss, order)``: each row's loss (:func:`multirelease.model.metrics.row_loss`) and the rows of real
+    records (not counterfeits), costliest first (ties in row order)."""
+    import numpy as np
+
+    from multirelease.model.metrics import row_loss
+
+    loss = row_loss(release)
+    real = np.asarray([p is not None and not c for p, c in zip(truth.person, truth.counterfeit)], dtype=bool)
+    return loss, [i for i in np.argsort(-loss, kind="stable") if real[i]]
 
 
 def serially(publish: Callable) -> Callable[[list], list]:
@@ -276,17 +277,12 @@ def search(*, base_run, table: Table, publisher_cls, params: Mapping,
         not ``follow``).  ``aim``: the point (records withheld, LM) the next round's secant starts from."""
         aim = aim or (0, base_run.release_metrics[-1].get("LM"))  # the month as given
         while True:
-            if isinstance(c.published, InputError):  # refused where it was published side by side
+            if c.published is None:
+                c.published = serially(publish)([({**params, **c.params}, withhold(table, c.withheld))])[0]
+            if isinstance(c.published, InputError):  # the publisher refuses these parameters on this table
                 c.published = None
                 c.cost, c.refused = math.inf, "the publisher refuses it"
                 return c
-            if c.published is None:
-                shown = withhold(table, c.withheld)
-                try:
-                    c.published = publish({**params, **c.params}, shown)
-                except InputError:  # the publisher refuses these parameters on this table: not a candidate
-                    c.cost, c.refused = math.inf, "the publisher refuses it"
-                    return c
             c.metrics = c.published.release_metrics[-1]
             kept = rows - len(c.withheld)
             c.cost = (float(c.metrics.get("LM", 1.0)) * kept + len(c.withheld)) / rows if rows else math.inf

@@ -69,12 +69,14 @@ def _popcount(x: np.ndarray) -> np.ndarray:
     return table[x.view(np.uint8).reshape(-1, 8)].sum(axis=1).reshape(x.shape)  # pragma: no cover
 
 
-def _cell_sizes(release: Release) -> np.ndarray:
+def _cell_sizes(release: Release, lo: np.ndarray | None = None, hi: np.ndarray | None = None,
+                masks: dict | None = None) -> np.ndarray:
     """``(n, q)`` number of leaves each published cell stands for: ``hi - lo + 1``, or the popcount of the
-    subset mask."""
-    sizes = (release.hi.astype(np.int64) - release.lo.astype(np.int64) + 1)
+    subset mask; of the release's own rows, or of the regions ``(lo, hi, masks)`` over its quasi-identifiers."""
+    lo, hi, masks = (release.lo, release.hi, release.masks) if lo is None else (lo, hi, masks or {})
+    sizes = (hi.astype(np.int64) - lo.astype(np.int64) + 1)
     for j, name in enumerate(release.quasi):
-        mask = release.masks.get(name)
+        mask = masks.get(name)
         if mask is not None:
             sizes[:, j] = _popcount(mask)
     return sizes
@@ -222,15 +224,19 @@ def loss_metric(release: Release, *, original_size: int | None = None, unpublish
     return total / (n_entries * q_total)
 
 
-def row_loss(release: Release) -> np.ndarray:
+def row_loss(release: Release, lo: np.ndarray | None = None, hi: np.ndarray | None = None,
+             masks: dict | None = None) -> np.ndarray:
     """Each published row's share of :func:`loss_metric`'s numerator (no suppression): the sum over the
     quasi-identifiers of ``(|v(m)| - 1) / (|A_m| - 1)`` (the records that cost the most: what a repair that
-    must lower LM withholds first, :mod:`multirelease.ledger.repair`)."""
-    if len(release) == 0 or release.lo.shape[1] == 0:
-        return np.zeros(len(release))
+    must lower LM withholds first, :mod:`multirelease.ledger.repair`).  Given ``(lo, hi, masks)``: the same
+    for a row published as each of those regions over the release's quasi-identifiers (a repair's merged
+    classes, :mod:`multirelease.ledger.coarsen`)."""
+    n = len(release) if lo is None else len(lo)
+    if n == 0 or release.lo.shape[1] == 0:
+        return np.zeros(n)
     dom = _domain_sizes(release)
     denom = np.where(dom > 1, dom - 1, 1).astype(np.float64)
-    return ((_cell_sizes(release) - 1) / denom).sum(axis=1)
+    return ((_cell_sizes(release, lo, hi, masks) - 1) / denom).sum(axis=1)
 
 
 # ---------------------------------------------------------------------- EM

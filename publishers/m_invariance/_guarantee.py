@@ -243,16 +243,15 @@ _REBUILT: "OrderedDict[int, tuple]" = OrderedDict()
 REBUILT_ENTRIES = 32
 
 
-def sequence_check(publisher: str, history: list | None, release: Release, snapshot, model: TransitionModel,
-                   *, cache: dict | None = None) -> bool:
+def sequence_check(publisher: str, history: list | None, release: Release, snapshot, model: TransitionModel) -> bool:
     """The declared guarantee as the pipeline judges it: the update-graph attack (Li & Zhou section III,
     Lemma 3; population linkage, the public update ``model``, ``sensitive: transitions``) over the *whole*
     sequence, rebuilt from ``history``.  :func:`attack_checks` renames a record whose value changed (a new
     lifespan, persistent values) and looks at the last two releases; an adversary who links versions by
     quasi-identifiers and knows the model does neither, and an update outside the model can leave a value
-    with no feasible edge (tests/publishers/test_guarantee_holes.py).  ``cache`` (the publisher's, in-process) keeps the
-    releases rebuilt from history entries it has seen (keyed by the entry object itself, so a state read back
-    from JSON is rebuilt).  Returns whether the check ran."""
+    with no feasible edge (tests/publishers/test_guarantee_holes.py).  The releases rebuilt from history
+    entries are kept in :data:`_REBUILT` (keyed by the entry object itself, so a state read back from JSON is
+    rebuilt).  Returns whether the check ran."""
     import pandas as pd
 
     from attacks import ATTACKS
@@ -261,8 +260,7 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
 
     if not history:  # None: not kept; []: a first release, one layer: every node of an m-unique group is feasible
         return False
-    shared = cache is None
-    cache = _REBUILT if shared else cache
+    cache = _REBUILT
     seq = ReleaseSequence()
     for h in history:
         hit = cache.get(id(h))
@@ -273,10 +271,9 @@ def sequence_check(publisher: str, history: list | None, release: Release, snaps
                 snapshot.schema, pd.DataFrame(h["release"], dtype=object),
                 counterfeits={int(g): c for g, c in h["counterfeits"].items()} or None), Table(snapshot.schema, frame))
         seq.append(hit[1], None, hit[2])
-        if shared:
-            cache.move_to_end(id(h))
-            while len(cache) > REBUILT_ENTRIES:
-                cache.popitem(last=False)
+        cache.move_to_end(id(h))
+        while len(cache) > REBUILT_ENTRIES:
+            cache.popitem(last=False)
     seq.append(release, None, snapshot)
     res = ATTACKS["update_graph"](linkage="population").run(seq.view(Adversary(sensitive="transitions"), model))
     lo, hi = res.interval("vulnerable_values")

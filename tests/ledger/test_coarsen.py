@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from multirelease.ledger.coarsen import class_loss, merge_classes, plan_merges
+from multirelease.ledger.coarsen import merge_classes, plan_merges
 from multirelease.model.metrics import row_loss
 from multirelease.model.principles import Principle
 from publishers.mondrian import mondrian_partition, release_from_partition
@@ -42,11 +42,11 @@ def _brute(release, loss, named_rows, min_size):
         masks[name] = out
 
     def one(a):
-        return float(class_loss(release, lo[[a]], hi[[a]], {n: m[[a]] for n, m in masks.items()})[0])
+        return float(row_loss(release, lo[[a]], hi[[a]], {n: m[[a]] for n, m in masks.items()})[0])
 
     def merged(a, b):
         ulo, uhi = release._closed(np.minimum(lo[[a]], lo[[b]]), np.maximum(hi[[a]], hi[[b]]))
-        union = class_loss(release, ulo, uhi, {n: m[[a]] | m[[b]] for n, m in masks.items()})[0]
+        union = row_loss(release, ulo, uhi, {n: m[[a]] | m[[b]] for n, m in masks.items()})[0]
         return (sizes[a] + sizes[b]) * union - sizes[a] * one(a) - sizes[b] * one(b)
 
     options = []
