@@ -30,10 +30,12 @@ ATTRS = ("sex", "age", "race", "marital-status", "education", "native-country", 
          "salary-class")
 SENSITIVE = "native-country"
 
-__all__ = ["make_census"]
+__all__ = ["make_census", "draw_marginals"]
 
 
-def _draw(rows: int, seed: int) -> pd.DataFrame:
+def draw_marginals(rows: int, seed: int) -> pd.DataFrame:
+    """``rows`` records, every attribute drawn independently from its marginal in ``adult.csv`` (Adult's header,
+    values as categoricals); the same ``rows`` and ``seed`` give the same frame."""
     adult = pd.read_csv(ADULT / "adult.csv", sep=";", dtype=str)
     rng = np.random.default_rng(seed)
     out = {}
@@ -50,7 +52,7 @@ def make_census(rows: int, *, new: int | None = None, seed: int = 0, k: int = 40
     new = rows // 10 if new is None else new
     folder = Path(out or f"/tmp/census_{rows}")
     folder.mkdir(parents=True, exist_ok=True)
-    frame = _draw(rows + new, seed)
+    frame = draw_marginals(rows + new, seed)
     frame.to_csv(folder / "census.csv", sep=";", index=False)
     schema = {a: {"role": "sensitive" if a == SENSITIVE else "quasi",
                   "hierarchy": {"file": str(ADULT / f"adult_hierarchy_{a}.csv")}} for a in ATTRS}

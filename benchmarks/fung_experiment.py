@@ -77,50 +77,58 @@ def exact_measures(r1, r2) -> dict:
     return {m: float(s[m]) for m in ("FA", "CA", "BA")}
 
 
+def run_case(table: Table, sen: int, n2: int, k: int, *, d1_size: int = D1_SIZE, exact: bool = False
+             ) -> tuple[dict, dict]:
+    """One point of Figures 1 and 2: the detection row (FA, CA, BA of k-anonymized R1 and R2 by the closed
+    forms) and the prevention row (the three discernibility costs; with ``exact`` the exact attack's FA, CA, BA
+    of the BCF-anonymized R2 beside its certificate)."""
+    d1 = prefix(table, 0, d1_size)
+    d12 = prefix(table, 0, d1_size + n2)
+    d2 = prefix(table, d1_size, d1_size + n2)
+    rng = np.random.default_rng([sen, n2, k])
+    t0 = time.perf_counter()
+    r1 = PUBLISHERS["bcf"](k=k).publish(d1, rng=rng)  # the first release of a chain: TDS
+    t_r1 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r2k = PUBLISHERS["tds"](k=k).publish(d12, rng=rng)
+    t_tds = time.perf_counter() - t0
+    cf = closed_form(r1.release, r2k.release)
+    det = {"sen": f"Sen{sen}", "D2": n2, "k": k, "FA": cf["FA"], "CA": cf["CA"], "BA": cf["BA"],
+           "violation": bool(min(cf["FA"], cf["BA"]) < k), "tds_R1_s": round(t_r1, 3), "tds_R2_s": round(t_tds, 3)}
+    t0 = time.perf_counter()
+    r2b = PUBLISHERS["bcf"](k=k).publish(d12, state=r1.state, rng=rng)
+    t_bcf = time.perf_counter() - t0
+    cert = r2b.state["certificate"]
+    cfb = closed_form(r1.release, r2b.release)
+    row = {"sen": f"Sen{sen}", "D2": n2, "k": k,
+           "cost_bcf_R2": cost(r2b.release.class_sizes, len(d12)),
+           "cost_k_R2": cost(r2k.release.class_sizes, len(d12)),
+           "FA_bcf": cfb["FA"], "CA_bcf": cfb["CA"], "BA_bcf": cfb["BA"],
+           "certificate_agrees": bool(cert["FA"] == cfb["FA"] and cert["BA"] == cfb["BA"]),
+           "bcf_s": round(t_bcf, 3), "bcf_specializations": r2b.state["stats"]["specializations"]}
+    if n2 >= k:
+        rd2 = PUBLISHERS["tds"](k=k).publish(d2, rng=rng)
+        sizes = np.concatenate([r1.release.class_sizes, rd2.release.class_sizes])
+        row["cost_kD2"] = cost(sizes, len(d12))
+        row["cost_kD2_alone"] = cost(rd2.release.class_sizes, len(d2))
+    else:
+        row["cost_kD2"] = row["cost_kD2_alone"] = float("nan")
+    if exact:
+        t0 = time.perf_counter()
+        ex = exact_measures(r1.release, r2b.release)
+        row.update({f"{m}_exact": v for m, v in ex.items()})
+        row["exact_s"] = round(time.perf_counter() - t0, 3)
+    return det, row
+
+
 def run(sens, d2_sizes, ks, exact: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     det_rows, prev_rows = [], []
     for sen in sens:
         table = load(sen)
-        d1 = prefix(table, 0, D1_SIZE)
         for n2 in d2_sizes:
-            d12 = prefix(table, 0, D1_SIZE + n2)
-            d2 = prefix(table, D1_SIZE, D1_SIZE + n2)
             for k in ks:
-                rng = np.random.default_rng([sen, n2, k])
-                t0 = time.perf_counter()
-                r1 = PUBLISHERS["bcf"](k=k).publish(d1, rng=rng)  # the first release of a chain: TDS
-                t_r1 = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                r2k = PUBLISHERS["tds"](k=k).publish(d12, rng=rng)
-                t_tds = time.perf_counter() - t0
-                cf = closed_form(r1.release, r2k.release)
-                det = {"sen": f"Sen{sen}", "D2": n2, "k": k, "FA": cf["FA"], "CA": cf["CA"], "BA": cf["BA"],
-                       "violation": bool(min(cf["FA"], cf["BA"]) < k), "tds_R1_s": round(t_r1, 3),
-                       "tds_R2_s": round(t_tds, 3)}
+                det, row = run_case(table, sen, n2, k, exact=exact)
                 det_rows.append(det)
-                t0 = time.perf_counter()
-                r2b = PUBLISHERS["bcf"](k=k).publish(d12, state=r1.state, rng=rng)
-                t_bcf = time.perf_counter() - t0
-                cert = r2b.state["certificate"]
-                cfb = closed_form(r1.release, r2b.release)
-                row = {"sen": f"Sen{sen}", "D2": n2, "k": k,
-                       "cost_bcf_R2": cost(r2b.release.class_sizes, len(d12)),
-                       "cost_k_R2": cost(r2k.release.class_sizes, len(d12)),
-                       "FA_bcf": cfb["FA"], "CA_bcf": cfb["CA"], "BA_bcf": cfb["BA"],
-                       "certificate_agrees": bool(cert["FA"] == cfb["FA"] and cert["BA"] == cfb["BA"]),
-                       "bcf_s": round(t_bcf, 3), "bcf_specializations": r2b.state["stats"]["specializations"]}
-                if n2 >= k:
-                    rd2 = PUBLISHERS["tds"](k=k).publish(d2, rng=rng)
-                    sizes = np.concatenate([r1.release.class_sizes, rd2.release.class_sizes])
-                    row["cost_kD2"] = cost(sizes, len(d12))
-                    row["cost_kD2_alone"] = cost(rd2.release.class_sizes, len(d2))
-                else:
-                    row["cost_kD2"] = row["cost_kD2_alone"] = float("nan")
-                if exact:
-                    t0 = time.perf_counter()
-                    ex = exact_measures(r1.release, r2b.release)
-                    row.update({f"{m}_exact": v for m, v in ex.items()})
-                    row["exact_s"] = round(time.perf_counter() - t0, 3)
                 prev_rows.append(row)
                 print(json.dumps({**det, **{k2: v for k2, v in row.items() if k2 not in det}}), flush=True)
     det_df, prev_df = pd.DataFrame(det_rows), pd.DataFrame(prev_rows)

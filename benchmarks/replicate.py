@@ -4,24 +4,28 @@ Usage::
 
     .venv/bin/python benchmarks/replicate.py PAPER [--figure N ...] [--quick] [--out DIR]
 
-``PAPER`` is ``li_zhou`` (Li & Zhou, section VI, Figures 3-9) or ``barbosa`` (Barbosa et al., section 7,
-Figures 1-3); ``fung``, ``shmueli_tassa`` and ``wong`` print "not yet" and exit 2 (their experiments are in
-``fung_experiment.py`` and ``shmueli_tassa_experiment.py`` for now).  ``--figure`` picks figures (``3`` makes
-3(a) and 3(b), ``3a`` only the panel); ``--quick`` runs every figure at a small size in seconds (what
-``tests/benchmarks/test_replicate_quick.py`` runs and checks the papers' trends on); ``--out`` is the folder
-(default: a new temporary folder, printed).  For each figure the paper's setting, ours, and every difference
-between them are printed; ``<paper>_fig<N>.png`` and ``<paper>_fig<N>.csv`` are written, and a line of JSON
-per figure gives its wall time.
+``PAPER`` is ``li_zhou`` (Li & Zhou, section VI, Figures 3-9), ``barbosa`` (Barbosa et al., section 7,
+Figures 1-3), ``shmueli_tassa`` (Shmueli & Tassa, section 6, Figures 6-17; Figures 1-5 compare with two
+algorithms of other papers that the project does not implement) or ``fung`` (Fung et al., section 6, Figures
+1-2); ``wong`` has no experiment (its figures are worked examples, reproduced by scenarios) and exits 2 saying
+so.  ``--figure`` picks figures (``3`` makes 3(a) and 3(b), ``3a`` only the panel); ``--quick`` runs every
+figure at a small size in seconds (what ``tests/benchmarks/test_replicate_quick*.py`` run and check the papers'
+trends on); ``--out`` is the folder (default: a new temporary folder, printed).  For each figure the paper's
+setting, ours, and every difference between them are printed; ``<paper>_fig<N>.png`` and ``<paper>_fig<N>.csv``
+are written, and a line of JSON per figure gives its wall time.
 
 The runs come from the experiment scripts (``li_zhou_experiment.run_plan`` over the stream of
-``scenarios/adult_updates_m_distinct.yaml``, ``barbosa_experiment.run_method`` and ``attack``); a run that
-several figures share is made once per invocation.  m-Distinct runs name their variant (``default``: the
-project's, counterfeits drawn like real rows; ``paper``: Li & Zhou's Algorithms 2-3 as written, with the
-counterfeit value tell): in every series name, title and CSV row.
+``scenarios/adult_updates_m_distinct.yaml``, ``barbosa_experiment.run_method`` and ``attack``,
+``shmueli_tassa_experiment.run_sequence``, ``fung_experiment.run_case``); a run that several figures share is
+made once per invocation.  m-Distinct runs name their variant (``default``: the project's, counterfeits drawn
+like real rows; ``paper``: Li & Zhou's Algorithms 2-3 as written, with the counterfeit value tell): in every
+series name, title and CSV row.
 
 Paper data versus ours: Li & Zhou used OCC (200k records, 4 QIs, occupation with 50 values); Barbosa et al.
-SAL and OCC (600k records); neither is here.  Adult (30,162 records, occupation with 14 values) stands in,
-with the papers' stream scaled to its size (the proportions of table, insertions, deletions and updates kept).
+SAL and OCC (600k records); Shmueli & Tassa CENSUS (500k records); none is here.  Adult (30,162 records,
+occupation with 14 values) stands in for OCC and SAL, with the papers' streams scaled to its size (the
+proportions of table, insertions, deletions and updates kept); a table drawn from Adult's marginals at the
+paper's N stands in for CENSUS.  Fung et al. and Shmueli & Tassa's Figure 14 used Adult itself.
 """
 from __future__ import annotations
 
@@ -41,9 +45,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import barbosa_experiment  # noqa: E402
+import fung_experiment  # noqa: E402
 import li_zhou_experiment  # noqa: E402
+import shmueli_tassa_experiment  # noqa: E402
 
-NOT_YET = ("fung", "shmueli_tassa", "wong")
+#: papers without an experimental section: what stands in for them
+NO_EXPERIMENTS = {"wong": "Wong et al. report no experiment (Figures 1-4 are worked examples); "
+                          "scenarios/wong_figure_2.yaml and wong_figure_4.yaml reproduce them with "
+                          "'multirelease run'"}
 
 
 @dataclass(frozen=True)
@@ -357,8 +366,275 @@ BARBOSA = (
            "slightly worse at first, recovering (lowest ratio 0.83)", bb_fig3, ("r = 250 and 2,000 for 5k and 40k",)),
 )
 
+
+# ---------------------------------------------------------------------------------------------- Shmueli & Tassa
+#: section 6: CENSUS (500k records, 7 QIs) with N = 100,000, l = 5, p = 100 unless a figure varies one of them;
+#: ten releases I_1..I_10 (Figures 6-13); Adult (Figure 14); four releases with N = 100k, +50k, +30k, +20k
+#: (Figures 15-17). The text does not give the five l, the N or the p it varied: ours are below.
+SHMUELI_TASSA_FULL = dict(n=100_000, l=5, p=100, ls=(2, 3, 4, 5, 6), ns=(25_000, 50_000, 100_000, 200_000),
+                          ps=(25, 50, 100, 200, 400), batches=(100_000, 50_000, 30_000, 20_000), adult_rows=None,
+                          seed=11, data_seed=0)
+SHMUELI_TASSA_QUICK = dict(n=400, l=3, p=100, ls=(2, 3), ns=(200, 400), ps=(10, 100), batches=(200, 100, 60, 40),
+                           adult_rows=600, seed=11, data_seed=0)
+SHMUELI_TASSA_DIFFERENCES = (
+    "data: CENSUS (500k records) is not here; its stand-in is a table drawn from Adult's marginals "
+    "(benchmarks/census.py: every attribute independently, seed 0) at the paper's N, with Adult's hierarchies; "
+    "A_8 (the paper does not name it; its diversity 13.4) is occupation (diversity 7.5)",
+    "the five l (2-6), the four N (25k-200k) and the five p (25-400) are ours: the text gives none",
+    "one repetition per point; release i drawn with numpy's default_rng([11, i]), the preprocessing [11, 0]",
+)
+
+
+def _st_table(runs: Runs, n: int | None = None, *, adult: bool = False):
+    s = runs.settings
+    if adult:
+        def make():
+            table = shmueli_tassa_experiment.adult_table()
+            rows = s["adult_rows"]
+            return table if rows is None else type(table)(table.schema, table.frame.iloc[:rows])
+        return runs.get(("st_table", "adult"), make)
+    n = n or s["n"]
+    return runs.get(("st_table", n), lambda: shmueli_tassa_experiment.census_table(n, s["data_seed"]))
+
+
+def _st_run(runs: Runs, algorithm: str = "sequential", *, l: int | None = None, n: int | None = None,
+            p: int | None = None, adult: bool = False, releases=None, known=None, sizes=None,
+            label: str | None = None) -> list[dict]:
+    """One sequence of releases (:func:`shmueli_tassa_experiment.run_sequence`), made once per invocation."""
+    s = runs.settings
+    l, n, p = l or s["l"], n or s["n"], p or s["p"]
+    releases = releases or (shmueli_tassa_experiment.FIGURE14 if adult else shmueli_tassa_experiment.FIGURE6)
+    key = ("st", algorithm, l, "adult" if adult else n, p, json.dumps(releases), json.dumps(known),
+           json.dumps(sizes))
+
+    def make():
+        t0 = time.perf_counter()
+        rows = shmueli_tassa_experiment.run_sequence(_st_table(runs, n, adult=adult), releases, algorithm=algorithm,
+                                                     l=l, p=p, seed=s["seed"], known=known, sizes=sizes,
+                                                     label=label)
+        _progress(f"shmueli_tassa {label or algorithm} l={l} N={'adult' if adult else n} p={p}: "
+                  f"{time.perf_counter() - t0:.1f} s")
+        return rows
+
+    return runs.get(key, make)
+
+
+def _mean(rows: list[dict], metric: str = "LM") -> float:
+    return round(float(pd.Series([r[metric] for r in rows if r["release"] > 0]).mean()), 4)
+
+
+ALGORITHMS = ("sequential", "non-sequential")
+
+
+def st_fig6(runs: Runs) -> pd.DataFrame:
+    return pd.DataFrame([{"series": a, "x": r["release"], "y": round(r["LM"], 4), "attributes": r["attributes"]}
+                         for a in ALGORITHMS for r in _st_run(runs, a)[1:]])
+
+
+def _st_vs(runs: Runs, param: str, values, metric: str = "LM", **kw) -> pd.DataFrame:
+    return pd.DataFrame([{"series": a, "x": v, "y": _mean(_st_run(runs, a, **{param: v}, **kw), metric)}
+                         for a in ALGORITHMS for v in values])
+
+
+def st_fig7(runs: Runs) -> pd.DataFrame:
+    return _st_vs(runs, "l", runs.settings["ls"])
+
+
+def st_fig8(runs: Runs) -> pd.DataFrame:
+    return _st_vs(runs, "n", runs.settings["ns"])
+
+
+def st_fig9(runs: Runs) -> pd.DataFrame:
+    return pd.DataFrame([{"series": f"p={p}", "x": r["release"], "y": round(r["LM"], 4)}
+                         for p in runs.settings["ps"] for r in _st_run(runs, p=p)[1:]])
+
+
+def _st_time(runs: Runs, param: str, values) -> pd.DataFrame:
+    """Figures 10-12: the sequential algorithm's preprocessing and each release's seconds."""
+    return pd.DataFrame([{"series": "preprocessing" if r["release"] == 0 else f"release {r['release']}", "x": v,
+                          "y": round(r["seconds"], 3)} for v in values for r in _st_run(runs, **{param: v})])
+
+
+def st_fig10(runs: Runs) -> pd.DataFrame:
+    return _st_time(runs, "l", runs.settings["ls"])
+
+
+def st_fig11(runs: Runs) -> pd.DataFrame:
+    return _st_time(runs, "n", runs.settings["ns"])
+
+
+def st_fig12(runs: Runs) -> pd.DataFrame:
+    return _st_time(runs, "p", runs.settings["ps"])
+
+
+def st_fig13(runs: Runs) -> pd.DataFrame:
+    return _st_vs(runs, "l", runs.settings["ls"], metric="EM")
+
+
+def st_fig14(runs: Runs) -> pd.DataFrame:
+    return _st_vs(runs, "l", runs.settings["ls"], adult=True)
+
+
+def _vertical_known() -> list[list[str]]:
+    """Figure 15's adaptive publisher: every attribute but country (A_7) and work class (A_6) known upfront."""
+    known = [a for a in shmueli_tassa_experiment.NUMBERED if a not in ("native-country", "workclass")]
+    return [known] * len(shmueli_tassa_experiment.VERTICAL)
+
+
+def _batches(runs: Runs) -> list[int]:
+    return [int(x) for x in pd.Series(runs.settings["batches"]).cumsum()]
+
+
+def _st_dynamic(runs: Runs, series: dict, releases, sizes) -> pd.DataFrame:
+    """Figures 15-17: ``series`` maps a label to what that publisher knows at each release (None: everything)."""
+    out = []
+    for label, known in series.items():
+        rows = _st_run(runs, n=sizes[-1] if sizes else None, releases=releases, known=known, sizes=sizes,
+                       label=label)
+        out += [{"series": label, "x": r["release"], "y": round(r["LM"], 4), "records": r["records"],
+                 "attributes": r["attributes"]} for r in rows[1:]]
+    return pd.DataFrame(out)
+
+
+def st_fig15(runs: Runs) -> pd.DataFrame:
+    return _st_dynamic(runs, {"adaptive": _vertical_known(), "prophetic": None}, shmueli_tassa_experiment.VERTICAL,
+                       None)
+
+
+def st_fig16(runs: Runs) -> pd.DataFrame:
+    every = [shmueli_tassa_experiment.NUMBERED] * len(runs.settings["batches"])
+    return _st_dynamic(runs, {"adaptive (= prophetic)": None}, every, _batches(runs))
+
+
+def st_fig17(runs: Runs) -> pd.DataFrame:
+    vertical = shmueli_tassa_experiment.VERTICAL
+    return _st_dynamic(runs, {"adaptive": shmueli_tassa_experiment.cumulative_known(vertical), "prophetic": None},
+                       vertical, _batches(runs))
+
+
+_PROPHETIC = ("a prophetic publisher that builds worlds across arrival batches is not sound: a world that gives "
+              "a present individual the value of one who arrives later does not keep the release's multiset of "
+              "sensitive values, so no release is consistent with it (condition 9; the adversary knows the "
+              "insertion times, section 5.2); knowing the later tuples upfront changes nothing, so the prophetic "
+              "series of the horizontal setting is the adaptive one")
+SHMUELI_TASSA = (
+    Figure("6", "LM per release, sequential vs non-sequential (Fig. 6)", "release", "LM (average per entry)",
+           "N = 100,000, l = 5, p = 100, releases I_1..I_10: the sequential algorithm achieves the same diversity "
+           "with significantly smaller information losses", st_fig6),
+    Figure("7", "LM vs l (Fig. 7)", "l", "LM (mean over the ten releases)",
+           "N = 100,000, five l: the information loss increases with l", st_fig7),
+    Figure("8", "LM vs N (Fig. 8)", "N", "LM (mean over the ten releases)",
+           "l = 5, several N: the difference between the two algorithms remains more or less the same", st_fig8),
+    Figure("9", "LM per release vs p, sequential (Fig. 9)", "release", "LM (average per entry)",
+           "N = 100,000, l = 5: the information loss decreases with p, but the rate of decrease is rather slow",
+           st_fig9),
+    Figure("10", "Runtime vs l, sequential (Fig. 10)", "l", "seconds",
+           "N = 100,000, p = 100: preprocessing and each release; roughly linear in l", st_fig10,
+           ("the preprocessing time is also the non-sequential algorithm's, up to its one anonymization V",)),
+    Figure("11", "Runtime vs N, sequential (Fig. 11)", "N", "seconds",
+           "l = 5, p = 100: roughly linear in N", st_fig11),
+    Figure("12", "Runtime vs p, sequential (Fig. 12)", "p", "seconds",
+           "N = 100,000, l = 5: the runtime decreases with p up to about p = 100, then increases", st_fig12),
+    Figure("13", "EM vs l (Fig. 13)", "l", "EM, bits (mean over the ten releases)",
+           "N = 100,000, five l: consistent with Figures 6-11 (the loss grows with l; sequential below "
+           "non-sequential)", st_fig13),
+    Figure("14", "Adult: LM vs l (Fig. 14)", "l", "LM (mean over the ten releases)",
+           "Adult (32,561 records), the ten releases listed in the text, five l: consistent with CENSUS",
+           st_fig14, ("Adult's 30,162 records without missing values (the paper: 32,561)",)),
+    Figure("15", "Vertically dynamic: adaptive vs prophetic (Fig. 15)", "release", "LM (average per entry)",
+           "I_1 = {2,5,8}, I_2 = {1,7,8}, I_3 = {1,3,4,8}, I_4 = {6,7,8}; the adaptive algorithm learns country "
+           "at release 2 and work class at 4: slightly better in releases 1 and 3, the prophetic in 2 and 4",
+           st_fig15),
+    Figure("16", "Horizontally dynamic (Fig. 16)", "release", "LM (average per entry)",
+           "all seven QIs, N = 100k, then +50k, +30k, +20k tuples; adaptive (learns tuples as they arrive) vs "
+           "prophetic (knows all 200k upfront)", st_fig16, (_PROPHETIC,)),
+    Figure("17", "Fully dynamic: adaptive vs prophetic (Fig. 17)", "release", "LM (average per entry)",
+           "Figure 15's attributes with Figure 16's tuples; the adaptive algorithm knows only release 1's tuples "
+           "and attributes upfront: it keeps its advantage in releases 1 and 3, the prophetic has it in 2 and 4",
+           st_fig17, ("the prophetic publisher knows every attribute upfront but builds each arrival batch's "
+                      "worlds when the batch arrives (see Figure 16)",)),
+)
+
+
+# ---------------------------------------------------------------------------------------------- Fung et al.
+#: section 6: Adult, D1 = the test set (15,060 records), D2 = 200, 2,000 or all 30,162 training records;
+#: Sen1 and Sen3; k = 40 ... 200
+FUNG_FULL = dict(d1=15_060, d2=(200, 2000, 15_102), ks=(40, 80, 120, 160, 200), sens=(1, 3), exact=False)
+FUNG_QUICK = dict(d1=600, d2=(20, 100, 600), ks=(10, 20), sens=(1, 3), exact=True)
+FUNG_DIFFERENCES = (
+    "data: one Adult file (30,162 records): D1 its first 15,060 records (the size of the paper's test set), "
+    "D2 the next 200, 2,000 or 15,102 (the rest; the paper's allD2 is all 30,162 training records)",
+    "anonymizer: the project's TDS (k-anonymized R1, R2) and BCF-anonymizer, k from 40 to 200 as the paper",
+    "FA, CA, BA by the closed forms (Theorems 4.2-4.4), which the exact correspondence attack matches (the quick "
+    "mode runs both and checks that they agree)",
+)
+
+
+def _fung_cases(runs: Runs) -> list[tuple[dict, dict]]:
+    s = runs.settings
+
+    def make():
+        out = []
+        for sen in s["sens"]:
+            table = fung_experiment.load(sen)
+            for n2 in s["d2"]:
+                t0 = time.perf_counter()
+                for k in s["ks"]:
+                    out.append(fung_experiment.run_case(table, sen, n2, k, d1_size=s["d1"], exact=s["exact"]))
+                _progress(f"fung Sen{sen} D2={n2}: {time.perf_counter() - t0:.1f} s")
+        return out
+
+    return runs.get(("fung",), make)
+
+
+def _d2_name(runs: Runs, n2: int) -> str:
+    return "allD2" if n2 == max(runs.settings["d2"]) else f"{n2}D2"
+
+
+def fung_fig1(runs: Runs) -> pd.DataFrame:
+    out = []
+    for det, prev in _fung_cases(runs):
+        for metric in ("FA", "CA", "BA"):
+            out.append({"panel": f"{metric} {det['sen']}", "series": _d2_name(runs, det["D2"]), "x": det["k"],
+                        "y": det[metric], "violation": det[metric] < det["k"]})
+    boundary = [{"panel": f"{m} Sen{sen}", "series": f"{m} = k", "x": k, "y": k, "violation": False}
+                for sen in runs.settings["sens"] for m in ("FA", "CA", "BA") for k in runs.settings["ks"]]
+    return pd.DataFrame(out + boundary)
+
+
+def fung_fig2(runs: Runs) -> pd.DataFrame:
+    out = []
+    for det, prev in _fung_cases(runs):
+        panel = f"{det['sen']} {_d2_name(runs, det['D2'])}"
+        for series, col in (("BCF-anonymized R2", "cost_bcf_R2"), ("k-anonymized R2", "cost_k_R2"),
+                            ("k-anonymized D2 alone", "cost_kD2_alone"), ("R1 + k-anonymized D2", "cost_kD2")):
+            row = {"panel": panel, "series": series, "x": det["k"], "y": round(prev[col], 5)}
+            if col == "cost_bcf_R2":  # what the BCF-anonymized R2 achieves, and how it was measured
+                row.update({m: prev[f"{m}_bcf"] for m in ("FA", "CA", "BA")}, measured_by="closed form",
+                           certificate_agrees=prev["certificate_agrees"])
+                if "BA_exact" in prev:
+                    row.update({m: prev[f"{m}_exact"] for m in ("FA", "CA", "BA")}, measured_by="exact attack")
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+FUNG = (
+    Figure("1", "Violations of BCF-anonymity by k-anonymized R1, R2 (Fig. 1)", "k", "anonymity",
+           "FA = CA (Theorem 4.5); FA generally grows with k but 4 of 5 cases have FA < k for Sen3 and allD2 (worst "
+           "k = 40, FA = 21); BA < k more frequent and severe for 200D2 and 2000D2, down to BA = 1 (k = 80, Sen1, "
+           "200D2)", fung_fig1, ("CA drawn too (the paper omits it since FA = CA)",)),
+    Figure("2", "Discernibility cost of R2 (Fig. 2)", "k", "normalized discernibility cost",
+           "BCF-anonymized R2 costs more than the unsafe k-anonymized R2 (mainly for 200D2 and 2000D2; +25% on "
+           "average in Fig. 2d) and, for 200D2, 66% (Sen1) and 32% (Sen3) less than k-anonymized D2; similar to it "
+           "for allD2", fung_fig2,
+           ("k-anonymized D2's cost drawn normalized by |D2|^2 (alone) and over R1 with it by |D1 u D2|^2 (the "
+            "text does not say which)", "k-anonymized D2 needs |D2| >= k: no point for 200D2 at k > 200")),
+)
+
 PAPERS = {"li_zhou": (LI_ZHOU, LI_ZHOU_FULL, LI_ZHOU_QUICK, LI_ZHOU_DIFFERENCES),
-          "barbosa": (BARBOSA, BARBOSA_FULL, BARBOSA_QUICK, BARBOSA_DIFFERENCES)}
+          "barbosa": (BARBOSA, BARBOSA_FULL, BARBOSA_QUICK, BARBOSA_DIFFERENCES),
+          "shmueli_tassa": (SHMUELI_TASSA, SHMUELI_TASSA_FULL, SHMUELI_TASSA_QUICK, SHMUELI_TASSA_DIFFERENCES),
+          "fung": (FUNG, FUNG_FULL, FUNG_QUICK, FUNG_DIFFERENCES)}
 
 
 # ---------------------------------------------------------------------------------------------- output
@@ -373,13 +649,19 @@ def plot(fig: Figure, table: pd.DataFrame, path: Path, caption: str) -> None:
     import matplotlib.pyplot as plt
 
     panels = list(dict.fromkeys(table["panel"])) if "panel" in table else [None]
-    f, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
-    for ax, panel in zip(axes[0], panels):
+    cols = min(len(panels), 3)
+    nrows = -(-len(panels) // cols)
+    f, axes = plt.subplots(nrows, cols, figsize=(5.5 * cols, 4 * nrows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, panel in zip(axes.flat, panels):
         part = table if panel is None else table[table["panel"] == panel]
         for series, sub in part.groupby("series", sort=False):
             ax.plot(sub["x"], sub["y"], marker="o", ms=3, label=str(series))
         ax.set_xlabel(fig.xlabel)
         ax.set_ylabel(fig.ylabel if panel is None else f"{panel} ({fig.ylabel})")
+        if panel is not None:
+            ax.set_title(str(panel), fontsize=9)
         ax.legend(fontsize=7)
     f.suptitle(f"{fig.title}\n{caption}", fontsize=8)
     f.tight_layout()
@@ -449,16 +731,17 @@ def _reading(table: pd.DataFrame, points: int = 6) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("paper", help="li_zhou | barbosa (fung, shmueli_tassa, wong: not yet)")
+    ap.add_argument("paper", help="li_zhou | barbosa | shmueli_tassa | fung (wong: no experiments)")
     ap.add_argument("--figure", nargs="+", default=[], help="figure numbers (3) or panels (3a); default all")
     ap.add_argument("--quick", action="store_true", help="small table, few releases: the trends in seconds")
     ap.add_argument("--out", type=Path, default=None, help="output folder (default: a new temporary folder)")
     args = ap.parse_args(argv)
-    if args.paper in NOT_YET:
-        print(f"replicate: {args.paper}: not yet (see docs/replication.md)", file=sys.stderr)
+    if args.paper in NO_EXPERIMENTS:
+        print(f"replicate: {args.paper}: {NO_EXPERIMENTS[args.paper]}", file=sys.stderr)
         return 2
     if args.paper not in PAPERS:
-        print(f"replicate: unknown paper '{args.paper}' (known: {', '.join([*PAPERS, *NOT_YET])})", file=sys.stderr)
+        known = ", ".join([*PAPERS, *NO_EXPERIMENTS])
+        print(f"replicate: unknown paper '{args.paper}' (known: {known})", file=sys.stderr)
         return 2
     try:
         select(PAPERS[args.paper][0], args.figure)

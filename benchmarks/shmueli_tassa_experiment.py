@@ -29,36 +29,123 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from publishers import PUBLISHERS  # noqa: E402
+from publishers.sequential.diversity import NonSequentialDiversity  # noqa: E402
 SCENARIOS = {"sequential": ROOT / "scenarios" / "shmueli_tassa_adult.yaml",
              "non-sequential": ROOT / "scenarios" / "shmueli_tassa_adult_non_sequential.yaml"}
 
 
+#: Shmueli & Tassa's numbering of CENSUS's attributes (section 6): A_1..A_7 quasi-identifiers, A_8 sensitive
+NUMBERED = ("age", "sex", "education", "marital-status", "race", "workclass", "native-country", "occupation")
+
+
+def subsets(*index_sets) -> list[tuple[str, ...]]:
+    """Releases given by the paper's attribute numbers (``{2, 6, 7, 8}``) as attribute names, A_1..A_8 order."""
+    return [tuple(NUMBERED[i - 1] for i in sorted(s)) for s in index_sets]
+
+
+#: section 6.2, Figures 6-13: the ten releases I_1..I_10
+FIGURE6 = subsets({2, 6, 7, 8}, {4, 5, 6, 7, 8}, {3, 5, 8}, {1, 8}, {1, 2, 6, 7, 8}, {1, 2, 3, 4, 8}, {2, 3, 5, 8},
+                  {2, 5, 6, 8}, {4, 8}, {2, 3, 8})
+#: section 6.2, Figure 14 (Adult): the ten "randomly selected" releases listed in the text
+FIGURE14 = subsets({1, 2, 3, 4, 5, 8}, {3, 4, 6, 7, 8}, {1, 2, 4, 5, 8}, {1, 5, 7, 8}, {3, 4, 6, 7, 8},
+                   {4, 5, 7, 8}, {1, 2, 4, 5, 7, 8}, {1, 7, 8}, {4, 8}, {3, 5, 6, 8})
+#: section 6.3, Figures 15 and 17: four releases; country (A_7) first seen in release 2, work class (A_6) in 4
+VERTICAL = subsets({2, 5, 8}, {1, 7, 8}, {1, 3, 4, 8}, {6, 7, 8})
+
+
+def schema():
+    """The schema of ``scenarios/shmueli_tassa_adult.yaml`` (occupation sensitive, salary-class never
+    published)."""
+    import yaml
+
+    from multirelease.model.schema import Schema
+
+    path = SCENARIOS["sequential"]
+    return Schema.from_mapping(yaml.safe_load(path.read_text())["schema"], base=path.parent, source=str(path))
+
+
+def adult_table():
+    """Adult's 30,162 records under :func:`schema`."""
+    from multirelease.pipeline import load_scenario
+
+    return load_scenario(SCENARIOS["sequential"]).data
+
+
+def census_table(rows: int, seed: int = 0):
+    """CENSUS's stand-in: ``rows`` records drawn from Adult's marginals (``benchmarks/census.py``)."""
+    from census import draw_marginals
+    from multirelease.model.table import Table
+
+    return Table.from_frame(schema(), draw_marginals(rows, seed).astype(str))
+
+
+def cumulative_known(releases) -> list[list[str]]:
+    """What an adaptive publisher knows at each release: the attributes of every release so far (section 6.3:
+    "it learns of each ... attribute only when it appears first")."""
+    seen, out = [], []
+    for attrs in releases:
+        seen += [a for a in attrs if a not in seen]
+        out.append(list(seen))
+    return out
+
+
+def run_sequence(table, releases, *, algorithm: str = "sequential", l: int = 5, p: int = 100, seed: int = 11,
+                 known=None, sizes=None, label: str | None = None) -> list[dict]:
+    """Publish ``releases`` (attribute tuples) of ``table`` and measure each: one row for the preprocessing
+    (``release`` 0: Algorithm 1; for the non-sequential baseline also the anonymization ``V`` of the whole
+    table) and one per release with its LM and EM (section 2.2, averages over the published entries) and
+    seconds.
+
+    ``known[i]`` are the attributes the publisher knows at release ``i + 1`` (an adaptive publisher, section
+    6.3; default every attribute: the prophetic one); ``sizes[i]`` the number of records present at release
+    ``i + 1``, the first ones of ``table`` (insertions, section 5.2).  Release ``i`` uses
+    ``np.random.default_rng([seed, i])``, the preprocessing ``[seed, 0]``."""
+    from multirelease.model.metrics import entropy_metric, leaf_frequencies, loss_metric
+    from multirelease.model.table import Table
+
+    name = {"sequential": "sequential_diversity", "non-sequential": "non_sequential_diversity"}[algorithm]
+    sizes = list(sizes or [len(table)] * len(releases))
+    label = label or algorithm
+    rows, state = [], None
+    for i, attrs in enumerate(releases, 1):
+        snap = table if sizes[i - 1] == len(table) else Table(table.schema, table.frame.iloc[:sizes[i - 1]])
+        config = {"l": l, "p": p}
+        if known is not None:
+            config["known"] = list(known[i - 1])
+        pub = PUBLISHERS[name](**config)
+        if i == 1:
+            snap.qi_codes  # encoding outside the timings
+            t0 = time.perf_counter()
+            if not isinstance(pub, NonSequentialDiversity):  # Algorithm 1
+                state, _ = pub._worlds(snap, None, np.random.default_rng([seed, 0]))
+            else:  # Algorithm 1 and the whole anonymization V: publish once and keep the state
+                state = pub.publish(snap, attributes=attrs, state=None, rng=np.random.default_rng([seed, 0])).state
+            rows.append({"algorithm": label, "release": 0, "attributes": "preprocessing", "records": len(snap),
+                         "LM": None, "EM": None, "seconds": time.perf_counter() - t0})
+        t0 = time.perf_counter()
+        res = pub.publish(snap, attributes=attrs, state=state, rng=np.random.default_rng([seed, i]))
+        seconds = time.perf_counter() - t0
+        state = res.state
+        rows.append({"algorithm": label, "release": i, "attributes": ", ".join(attrs), "records": len(snap),
+                     "LM": loss_metric(res.release), "EM": entropy_metric(res.release, leaf_frequencies(snap)),
+                     "seconds": seconds})
+    return rows
+
+
 def run_algorithm(label: str, path: Path) -> list[dict]:
-    from multirelease.model.metrics import loss_metric
+    """Figure 6 on the scenario file's table, releases, l, p and seed."""
     from multirelease.pipeline import load_scenario
 
     sc = load_scenario(path)
-    table = sc.data
-    table.qi_codes  # encoding outside the timings
-    pub = sc.steps[0].publisher
-    rows = []
-    t0 = time.perf_counter()
-    if label == "sequential":
-        state, _ = pub._worlds(table, None, np.random.default_rng([sc.seed, 0]))
-    else:  # the whole anonymization V: publish once and keep the state
-        state = pub.publish(table, attributes=sc.steps[0].attributes, state=None,
-                            rng=np.random.default_rng([sc.seed, 0])).state
-    rows.append({"algorithm": label, "release": 0, "attributes": "preprocessing", "LM": None,
-                 "seconds": time.perf_counter() - t0})
-    for step in sc.steps:
-        t0 = time.perf_counter()
-        res = step.publisher.publish(table, attributes=step.attributes, state=state,
-                                     rng=np.random.default_rng([sc.seed, step.index]))
-        seconds = time.perf_counter() - t0
-        state = res.state
-        rows.append({"algorithm": label, "release": step.index, "attributes": ", ".join(step.attributes),
-                     "LM": loss_metric(res.release), "seconds": seconds})
-        print(f"{label:15s} release {step.index:2d}  LM {rows[-1]['LM']:.4f}  {seconds:6.2f} s", file=sys.stderr)
+    cfg = sc.steps[0].publisher.config
+    rows = run_sequence(sc.data, [step.attributes for step in sc.steps], algorithm=label, l=int(cfg["l"]),
+                        p=int(cfg["p"]), seed=sc.seed)
+    for r in rows[1:]:
+        print(f"{label:15s} release {r['release']:2d}  LM {r['LM']:.4f}  {r['seconds']:6.2f} s", file=sys.stderr)
     return rows
 
 
@@ -140,7 +227,6 @@ def main() -> None:
     ap.add_argument("--fractions", type=int, default=0, help="also measure the plain fraction on N small tables")
     ap.add_argument("--skip-adult", action="store_true")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
     if not args.skip_adult:
         args.out.mkdir(parents=True, exist_ok=True)
         rows = []

@@ -98,8 +98,8 @@ def test_barbosa_no_violation_and_more_releases_as_r_falls(barbosa):
     assert (fig3[fig3.series.str.startswith("bpg")].counterfeits == 0).all()
 
 
-def test_cli_answers_not_yet_and_bad_figures_with_exit_2(capsys):
+def test_cli_answers_no_experiment_and_bad_figures_with_exit_2(capsys):
     main = load_replicate().main
-    assert main(["fung"]) == 2 and "not yet" in capsys.readouterr().err
+    assert main(["wong"]) == 2 and "no experiment" in capsys.readouterr().err
     assert main(["li_zhou", "--figure", "42"]) == 2 and "no figure 42" in capsys.readouterr().err
     assert main(["nobody"]) == 2
