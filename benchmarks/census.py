@@ -47,15 +47,19 @@ def draw_marginals(rows: int, seed: int) -> pd.DataFrame:
 
 
 def make_census(rows: int, *, new: int | None = None, seed: int = 0, k: int = 40,
-                out: str | Path | None = None) -> Path:
-    """Write ``census.csv`` and ``census.yaml`` (see the module docstring); returns the scenario's path."""
+                out: str | Path | None = None, sensitive: str = SENSITIVE, quasi: tuple | None = None) -> Path:
+    """Write ``census.csv`` and ``census.yaml`` (see the module docstring); returns the scenario's path.
+    ``sensitive`` and ``quasi`` choose the roles (default: native-country sensitive, every other attribute a
+    quasi-identifier; attributes in neither are left out of the file)."""
     new = rows // 10 if new is None else new
     folder = Path(out or f"/tmp/census_{rows}")
     folder.mkdir(parents=True, exist_ok=True)
-    frame = draw_marginals(rows + new, seed)
+    quasi = tuple(quasi) if quasi is not None else tuple(a for a in ATTRS if a != sensitive)
+    kept = [a for a in ATTRS if a in quasi or a == sensitive]
+    frame = draw_marginals(rows + new, seed)[kept]
     frame.to_csv(folder / "census.csv", sep=";", index=False)
-    schema = {a: {"role": "sensitive" if a == SENSITIVE else "quasi",
-                  "hierarchy": {"file": str(ADULT / f"adult_hierarchy_{a}.csv")}} for a in ATTRS}
+    schema = {a: {"role": "sensitive" if a == sensitive else "quasi",
+                  "hierarchy": {"file": str(ADULT / f"adult_hierarchy_{a}.csv")}} for a in kept}
     doc = {"name": f"census_{rows}",
            "description": f"{rows} + {new} rows drawn from Adult's marginals (seed {seed}): Mondrian k = {k} "
                           f"releases of D1 and D1 u D2, the correspondence attack (Fung et al., section 6)",

@@ -149,17 +149,20 @@ _TARGETS_HELP = "who the attacks judge: 'population' (the individuals of the dat
                 "the published regions allow); default population when there is data"
 
 
-_SCHEDULER_HELP = "solve the attacks' independent components on this Dask scheduler (tcp://host:8786; needs " \
-                  "the dask extra of multirelease); default: local processes - the same figures either way"
+_SCHEDULER_HELP = "solve the attacks' independent components on this Dask scheduler (tcp://host:8786, or 'local': " \
+                  "a Dask cluster of --workers processes started for the command; needs the dask extra of " \
+                  "multirelease); default: local processes - the same figures either way"
+_WORKERS_HELP = "worker processes for the attacks' independent components: local processes, or the workers of " \
+                "--scheduler local; 0 = this process only; default: every core"
 _TARGETS_FILE_HELP = "write every target row of the attacks here (.csv, or .parquet with pyarrow); the report " \
                      "lists the worst ones"
 
 
-def _run_pipeline(pipeline, sc, scheduler: str | None):
-    """``pipeline.run_scenario`` with the executor of ``--scheduler`` (:mod:`solver.executor`)."""
+def _run_pipeline(pipeline, sc, scheduler: str | None, workers: int | None = None):
+    """``pipeline.run_scenario`` with the executor of ``--scheduler`` and ``--workers`` (:mod:`solver.executor`)."""
     from solver.executor import executor_for
 
-    executor = executor_for(scheduler) if scheduler else None
+    executor = executor_for(scheduler, workers) if scheduler or workers is not None else None
     try:
         with progress_bar() as bar:
             return pipeline.run_scenario(sc, progress=bar, executor=executor)
@@ -206,6 +209,7 @@ def run(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scena
         fmt: str = typer.Option("native", "--format", help=_FORMAT_HELP),
         html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help=_HTML_HELP),
         scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
+        workers: Optional[int] = typer.Option(None, "--workers", metavar="N", help=_WORKERS_HELP),
         targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
         waive: Optional[List[str]] = typer.Option(None, "--waive", help=_WAIVE_HELP)) -> None:
     """Run a scenario: publish or read its releases, attack them, judge its requirements (the attacks'
@@ -223,7 +227,7 @@ def run(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scena
             raise InputError("targets: population needs the population: give 'data'", file=str(scenario),
                              key="--targets")
         sc.targets = targets
-    result = _run_pipeline(pipeline, sc, scheduler)
+    result = _run_pipeline(pipeline, sc, scheduler, workers)
     _finish(result, json_path, quiet, out, notation, html=html, targets_file=targets_file)
 
 
@@ -246,6 +250,7 @@ def certify(spec: Path = typer.Argument(..., metavar="SPEC",
             fmt: str = typer.Option("auto", "--format", help=_READ_FORMAT_HELP),
             html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help=_HTML_HELP),
             scheduler: Optional[str] = typer.Option(None, "--scheduler", help=_SCHEDULER_HELP),
+            workers: Optional[int] = typer.Option(None, "--workers", metavar="N", help=_WORKERS_HELP),
             targets_file: Optional[Path] = typer.Option(None, "--targets-file", help=_TARGETS_FILE_HELP),
             waive: Optional[List[str]] = typer.Option(None, "--waive", help=_WAIVE_HELP),
             raw_ids: bool = typer.Option(False, "--raw-ids", help=_RAW_IDS_HELP),
@@ -274,7 +279,7 @@ def certify(spec: Path = typer.Argument(..., metavar="SPEC",
         _not_a_ledger_spec(spec)
         sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
                                    targets=targets, notation=notation, waives=waive or [])
-    result = _run_pipeline(pipeline, sc, scheduler)
+    result = _run_pipeline(pipeline, sc, scheduler, workers)
     if ledger is not None and problems:
         _finish_integrity("certify", result, problems, json_path, quiet, html=html, targets_file=targets_file,
                           names=names)

@@ -11,7 +11,10 @@ are the same byte for byte whichever executor ran them.
 * :class:`LocalExecutor` - the default: ``concurrent.futures.ProcessPoolExecutor`` over this machine's
   cores (forked where ``fork`` exists), in this process when there are too few tasks to be worth it;
 * :class:`DaskExecutor` - ``multirelease run/certify --scheduler ADDRESS``: a ``dask.distributed`` cluster
-  (``pip install 'multirelease[dask]'``; imported only here, only then).
+  (``pip install 'multirelease[dask]'``; imported only here, only then); ``--scheduler local --workers N``
+  starts a local Dask cluster of ``N`` workers for the command.
+
+``--workers N`` sets the local processes (``0``: this process only); there is no cap but the cores.
 
 The pipeline makes the executor current for the attacks (:func:`use_executor`); engines ask
 :func:`current_executor`.
@@ -26,7 +29,8 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from multirelease.errors import InputError
 
-__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "executor_for", "current_executor",
+__all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "available_cores", "executor_for",
+           "current_executor",
            "plan_chunks", "use_executor", "chunks"]
 
 
@@ -52,14 +56,23 @@ class InlineExecutor:
         pass
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells, else ``os.cpu_count``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 class LocalExecutor:
-    """Local worker processes (``concurrent.futures``): ``processes`` workers (default: the machine's cores,
-    at most 8); with fewer than ``min_tasks`` tasks, or one worker, this process does them in order."""
+    """Local worker processes (``concurrent.futures``): ``processes`` workers (default: every core this process
+    may use, :func:`available_cores`; no other cap); with fewer than ``min_tasks`` tasks, or one worker, this
+    process does them in order."""
 
     name = "local"
 
     def __init__(self, processes: int | None = None, *, min_tasks: int = 2):
-        self.processes = max(1, min(int(processes if processes is not None else (os.cpu_count() or 1)), 8))
+        self.processes = max(1, int(processes if processes is not None else available_cores()))
         self.min_tasks = int(min_tasks)
 
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
@@ -78,23 +91,31 @@ class LocalExecutor:
 
 
 class DaskExecutor:
-    """A ``dask.distributed`` cluster at ``address`` (``tcp://host:8786``), or an existing ``Client``.
-    Tasks are submitted in order and gathered in order (``pure=False``: every task runs)."""
+    """A ``dask.distributed`` cluster at ``address`` (``tcp://host:8786``), an existing ``Client``, or with
+    ``address="local"`` a ``LocalCluster`` of ``workers`` single-threaded worker processes started here (default:
+    :func:`available_cores`) and closed with the executor.  Tasks are submitted in order and gathered in order
+    (``pure=False``: every task runs)."""
 
     name = "dask"
 
-    def __init__(self, address: str | None = None, *, client: Any = None):
+    def __init__(self, address: str | None = None, *, client: Any = None, workers: int | None = None):
+        self._cluster = None
         if client is None:
             try:
-                from dask.distributed import Client
+                from dask.distributed import Client, LocalCluster
             except ImportError:
                 raise InputError("needs dask.distributed: pip install 'multirelease[dask]'",
                                  key="--scheduler") from None
-            try:
-                client = Client(address, set_as_default=False, timeout=10)
-            except (OSError, TimeoutError) as exc:
-                raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", key="--scheduler") \
-                    from None
+            if address == "local":
+                self._cluster = LocalCluster(n_workers=workers or available_cores(), threads_per_worker=1,
+                                             processes=True, dashboard_address=None)
+                client = Client(self._cluster, set_as_default=False)
+            else:
+                try:
+                    client = Client(address, set_as_default=False, timeout=10)
+                except (OSError, TimeoutError) as exc:
+                    raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", key="--scheduler") \
+                        from None
             self._owned = True
         else:
             self._owned = False
@@ -111,12 +132,24 @@ class DaskExecutor:
     def close(self) -> None:
         if self._owned:
             self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
 
 
 def executor_for(scheduler: str | None = None, processes: int | None = None) -> Executor:
-    """The executor of a command line: Dask at ``scheduler`` when given, else local processes."""
+    """The executor of a command line (``--scheduler``, ``--workers``): Dask at ``scheduler`` when given
+    (``local``: a local Dask cluster of ``processes`` workers; a remote cluster has its own workers, so
+    ``processes`` is refused with it), else ``processes`` local worker processes (``0``: this process only,
+    :class:`InlineExecutor`; default: every core)."""
+    if processes is not None and processes < 0:
+        raise InputError(f"must be 0 (this process) or more workers, got {processes}", key="--workers")
     if scheduler:
-        return DaskExecutor(scheduler)
+        if processes is not None and scheduler != "local":
+            raise InputError("a Dask cluster has its own workers: --workers goes with local processes or "
+                             "--scheduler local", key="--workers")
+        return DaskExecutor(scheduler, workers=processes)
+    if processes == 0:
+        return InlineExecutor()
     return LocalExecutor(processes)
 
 

@@ -276,3 +276,34 @@ def test_worlds_block_without_world_is_named_alike_by_every_executor(monkeypatch
         analyze(_sampled_problem(broken=True))
     assert str(one.value) == str(many.value) and "\n" not in str(one.value)
     assert "p16, p17" in str(one.value)
+
+
+def test_workers_flag_on_every_executor_gives_one_report(tmp_path, monkeypatch, capsys):
+    """``--workers N`` (issue 28, item 2): this process only (0), N local processes with no cap but the
+    cores, or a local Dask cluster of N workers (``--scheduler local``): the same report byte for byte; a
+    negative count, or a count for a remote cluster's workers, is refused with exit 2 and one line."""
+    pytest.importorskip("dask.distributed")
+    from solver.executor import DaskExecutor, executor_for
+
+    path = _census(tmp_path)
+    monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)
+    monkeypatch.setattr(flows, "_PARALLEL_WORK", 0)  # local processes even on this small input
+    reports = []
+    for extra in (["--workers", "0"], ["--workers", "2"], ["--scheduler", "local", "--workers", "2"]):
+        out = tmp_path / f"{'_'.join(extra)}.json"
+        assert main(["run", str(path), "--json", str(out), "--quiet", *extra]) in (0, 1)
+        reports.append(out.read_text(encoding="utf-8"))
+    assert reports[0] == reports[1] == reports[2]
+    assert isinstance(executor_for(None, 0), InlineExecutor)
+    assert executor_for(None, 12).processes == 12  # no hidden cap
+    ex = executor_for("local", 1)
+    try:
+        assert isinstance(ex, DaskExecutor) and len(ex.client.scheduler_info()["workers"]) == 1
+    finally:
+        ex.close()
+    capsys.readouterr()
+    assert main(["run", str(path), "--quiet", "--workers", "-1"]) == 2
+    assert "--workers" in capsys.readouterr().err
+    assert main(["run", str(path), "--quiet", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "has its own workers" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,198 @@
+"""Scaling of ``certify`` over workers and executors (issue 28): one JSON line per command.
+
+The census shape of issue 28: ``rows`` records drawn from Adult's marginals (:mod:`census`, seeded, written to
+``/tmp/scale_out_<rows>``; never committed) - sex, age, race, marital-status, education, native-country and
+workclass quasi-identifiers with their ARX hierarchies, occupation sensitive - published as two Mondrian
+k = 10 releases, 90% of the rows then all of them (the last 10% inserted), then certified::
+
+    multirelease certify census.yaml release_1.csv release_2.csv --attack correspondence \\
+        --require 'correspondence.FA >= 1' --json report.json [--workers N | --scheduler local --workers N]
+
+with witnesses, every individual a target.  Executors: ``inline`` (``--workers 0``: this process only),
+``local`` (``--workers N`` local processes) and ``dask`` (``--scheduler local --workers N``: a Dask
+``LocalCluster`` of N single-threaded workers started by the command), for ``N`` in ``--workers`` (default
+1, 2, 4, 8, 16 up to this machine's cores: it reads the core count).
+
+Each command runs in a measuring process of its own (``--one``), which runs the command line's ``main`` and
+records:
+
+* ``seconds`` - the command's wall time in that process (imports included);
+* ``in_tasks_seconds`` - the wall time spent inside the executors' ``map`` calls (every task the engines
+  hand to an executor, also when an executor runs them in this process), and ``outside_share`` - the rest
+  as a share of ``seconds``: the serial part that more workers cannot shorten;
+* ``peak_mb`` - the peak, sampled every 0.2 s, of the proportional set size (PSS) summed over the measuring
+  process and all its descendants (worker processes, Dask's nannies and workers): shared pages counted once;
+* ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line.
+
+``publish`` is measured the same way once per size (``--skip-publish`` reuses the files).
+
+    python benchmarks/bench_scale_out.py [--rows 1000000 10000000] [--executors inline local dask]
+                                         [--workers 1 2 4 8 16] [--timeout 3600]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+QUASI = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass")
+SENSITIVE = "occupation"
+K = 10
+
+
+def census(rows: int, seed: int = 0) -> Path:
+    """The census scenario of ``rows`` records (90% in release 1, 10% inserted for release 2)."""
+    from census import make_census
+
+    folder = Path(f"/tmp/scale_out_{rows}")
+    spec = folder / "census.yaml"
+    if not spec.exists():
+        new = rows // 10
+        make_census(rows - new, new=new, seed=seed, k=K, out=folder, sensitive=SENSITIVE, quasi=QUASI)
+    return spec
+
+
+class PeakPss(threading.Thread):
+    """The peak PSS (MB) of this process and all its descendants, sampled every ``every`` seconds."""
+
+    def __init__(self, every: float = 0.2):
+        super().__init__(daemon=True)
+        import psutil
+
+        self.me = psutil.Process()
+        self.every = every
+        self.peak = 0.0
+        self.stopped = threading.Event()
+
+    def sample(self) -> None:
+        import psutil
+
+        total = 0
+        for proc in [self.me, *self.me.children(recursive=True)]:
+            try:
+                total += proc.memory_full_info().pss
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                pass
+        self.peak = max(self.peak, total / 2 ** 20)
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.every):
+            self.sample()
+
+
+def _timed_executors() -> list:
+    """Wrap every executor's ``map`` to add its wall time (outermost calls only) to the returned counter."""
+    import solver.executor as executors
+
+    spent = [0.0]
+    depth = [0]
+    for cls in (executors.InlineExecutor, executors.LocalExecutor, executors.DaskExecutor):
+        real = cls.map
+
+        def timed(self, fn, tasks, _real=real):
+            depth[0] += 1
+            t0 = time.perf_counter()
+            try:
+                return _real(self, fn, tasks)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0:
+                    spent[0] += time.perf_counter() - t0
+
+        cls.map = timed
+    return spent
+
+
+def one(spec: dict) -> dict:
+    """Run one command line (``spec["argv"]``) in this process, measured."""
+    t0 = time.perf_counter()
+    sampler = PeakPss()
+    sampler.start()
+    from multirelease.cli import main
+
+    spent = _timed_executors()
+    code = main(spec["argv"])
+    seconds = time.perf_counter() - t0
+    sampler.stopped.set()
+    sampler.sample()
+    out = {"exit": code, "seconds": round(seconds, 2), "in_tasks_seconds": round(spent[0], 2),
+           "outside_share": round(1 - spent[0] / seconds, 3), "peak_mb": round(sampler.peak, 1)}
+    report = spec.get("report")
+    if report and Path(report).exists():
+        out["report_mb"] = round(Path(report).stat().st_size / 1e6, 3)
+        doc = json.loads(Path(report).read_text(encoding="utf-8"))
+        res = doc["attacks"].get("correspondence", {})
+        out["summary"] = {k: v for k, v in (res.get("summary") or {}).items() if not isinstance(v, (dict, list))}
+        out["verdict"] = doc.get("verdict")
+    return out
+
+
+def measure(argv: list[str], report: Path | None, timeout: float) -> dict:
+    probe = [sys.executable, __file__, "--one", json.dumps({"argv": argv, "report": str(report) if report else None})]
+    try:
+        proc = subprocess.run(probe, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"exit": None, "error": "timeout"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"exit": None, "error": (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    return json.loads(lines[-1])
+
+
+def configs(executors, workers) -> list[tuple[str, int, list[str]]]:
+    out = []
+    if "inline" in executors:
+        out.append(("inline", 0, ["--workers", "0"]))
+    for n in workers:
+        if "local" in executors:
+            out.append(("local", n, ["--workers", str(n)]))
+        if "dask" in executors:
+            out.append(("dask", n, ["--scheduler", "local", "--workers", str(n)]))
+    return out
+
+
+def main() -> None:
+    from solver.executor import available_cores
+
+    cores = available_cores()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    ap.add_argument("--executors", nargs="+", default=["inline", "local", "dask"], choices=["inline", "local", "dask"])
+    ap.add_argument("--workers", type=int, nargs="+", default=[n for n in (1, 2, 4, 8, 16) if n <= cores])
+    ap.add_argument("--skip-publish", action="store_true", help="reuse the release files of an earlier run")
+    ap.add_argument("--timeout", type=float, default=3600.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        sys.stdout.flush()
+        print(json.dumps(one(json.loads(args.one))))
+        return
+    for rows in args.rows:
+        spec = census(rows, args.seed)
+        folder = spec.parent
+        releases = folder / "releases"
+        if not (args.skip_publish and (releases / "release_2.csv").exists()):
+            m = measure(["publish", str(spec), "--out", str(releases)], None, args.timeout)
+            print(json.dumps({"bench": f"publish_{rows}", "rows": rows, "cores": cores, **m}), flush=True)
+        for name, n, extra in configs(args.executors, args.workers):
+            report = folder / f"certify_{name}_{n}.json"
+            report.unlink(missing_ok=True)
+            argv = ["certify", str(spec), str(releases / "release_1.csv"), str(releases / "release_2.csv"),
+                    "--attack", "correspondence", "--require", "correspondence.FA >= 1", "--json", str(report),
+                    "--quiet", *extra]
+            m = measure(argv, report, args.timeout)
+            print(json.dumps({"bench": f"certify_{rows}", "rows": rows, "executor": name, "workers": n,
+                              "cores": cores, **m}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
