@@ -274,6 +274,33 @@ def _buddy_arcs(n1: Nodes, n2: Nodes) -> tuple[np.ndarray, np.ndarray]:
     return tail[order], head[order]
 
 
+def _expand(start: np.ndarray, end: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges ``[start[k], end[k])`` as one array, and beside every element its range's ``owner``."""
+    lengths = (end - start).astype(np.int64)
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    idx = np.arange(total, dtype=np.int64) + np.repeat(start.astype(np.int64) - offsets, lengths)
+    return idx, np.repeat(owner.astype(np.int64), lengths)
+
+
+def _cut_parts(out: list, req: np.ndarray, comp: np.ndarray, local: np.ndarray) -> None:
+    """``out[i][1][c]`` = the sorted distinct ``local`` ids of request ``i`` in component ``c`` (components in
+    ascending order, as :meth:`BuddyGraph.split_arcs` gives them)."""
+    if not len(req):
+        return
+    order = np.lexsort((local, comp, req))
+    req, comp, local = req[order], comp[order], local[order]
+    new = np.ones(len(req), bool)
+    new[1:] = (req[1:] != req[:-1]) | (comp[1:] != comp[:-1]) | (local[1:] != local[:-1])
+    req, comp, local = req[new], comp[new], local[new]
+    cut = np.flatnonzero((req[1:] != req[:-1]) | (comp[1:] != comp[:-1])) + 1
+    heads = np.concatenate([[0], cut])
+    for h, part in zip(heads.tolist(), np.split(local.astype(np.int64), cut)):
+        out[int(req[h])][1][int(comp[h])] = part
+
+
 def _grouped(labels: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Items grouped by label: ``(order, start, local)`` - group ``c`` is ``order[start[c]:start[c + 1]]``
     (ascending), and ``local[i]`` is item ``i``'s position in its group."""
@@ -300,6 +327,7 @@ class TwoReleaseEngine:
         order = np.argsort(n2.cls, kind="stable")
         cuts = np.searchsorted(n2.cls[order], np.arange(int(n2.cls.max(initial=-1)) + 2))
         self._class_nodes2 = [order[cuts[c]:cuts[c + 1]] for c in range(len(cuts) - 1)]
+        self._cls2 = (order, cuts)  # the same, as one array and its cuts (:meth:`_objectives`)
         reg_t = n1.region[g.tail]
         reg_h = n2.region[g.head]
         key = reg_t * max(1, n2.n_regions) + reg_h
@@ -307,6 +335,7 @@ class TwoReleaseEngine:
         uniq, start = np.unique(key[order], return_index=True)
         ends = np.append(start[1:], len(order))
         self._pair_arcs = {int(k): order[s:e] for k, s, e in zip(uniq, start, ends)}
+        self._pairs = (uniq, start, ends, order)  # the same, as arrays (:meth:`_objectives`)
         self._n2_regions = max(1, n2.n_regions)
         self.comp_value = np.full(len(g.components), -1, dtype=np.int64)
         for comp in g.components:
@@ -336,11 +365,57 @@ class TwoReleaseEngine:
             arcs = arcs[n2.cls[g.head[arcs]] == req.cls]
         return "arc", g.split_arcs(arcs)
 
+    def _objectives(self, requests) -> list[tuple[str, dict]]:
+        """``[self._objective(r) for r in requests]``, computed for all requests at once: every request's
+        arcs (or ``R2`` nodes) are gathered into one array with the request's index beside them, filtered by
+        class (and region), sorted by (request, component, local id) and cut into the per-component parts."""
+        n1, n2 = self.nodes
+        g = self.graph
+        out: list = [None] * len(requests)
+        arc_req = [i for i, r in enumerate(requests) if r.t != 2]
+        in_req = [i for i, r in enumerate(requests) if r.t == 2]
+        # arc objectives: the arcs of every (region of R1, region of R2) pair of the signature, of the class
+        rq, keys = [], []
+        for i in arc_req:
+            sig = requests[i].signature
+            for r1 in sig[0]:
+                for r2 in sig[1]:
+                    rq.append(i)
+                    keys.append(int(r1) * self._n2_regions + int(r2))
+        uniq, start, ends, order = self._pairs
+        rq_a, keys_a = np.asarray(rq, np.int64), np.asarray(keys, np.int64)
+        pos = np.searchsorted(uniq, keys_a)
+        found = pos < len(uniq)
+        found[found] = uniq[pos[found]] == keys_a[found]
+        arcs, req_of = _expand(start[pos[found]], ends[pos[found]], rq_a[found])
+        arcs = order[arcs]
+        cls = np.fromiter((r.cls for r in requests), np.int64, len(requests))
+        j = np.fromiter((r.j for r in requests), np.int64, len(requests))
+        own = np.where(j[req_of] == 1, n1.cls[g.tail[arcs]], n2.cls[g.head[arcs]]) == cls[req_of]
+        arcs, req_of = arcs[own], req_of[own]
+        for i in arc_req:
+            out[i] = ("arc", {})
+        _cut_parts(out, req_of, g.arc_comp[arcs], g.local_arc[arcs])
+        # inflow objectives: the class's R2 nodes whose region contains the target
+        n_cls2 = len(self._cls2[1]) - 1
+        b_req = np.asarray([i for i in in_req if requests[i].cls < n_cls2], np.int64)
+        c_of = cls[b_req]
+        nodes, req_of = _expand(self._cls2[1][c_of], self._cls2[1][c_of + 1], b_req)
+        nodes = self._cls2[0][nodes]
+        allowed = np.asarray([i * self._n2_regions + int(r) for i in b_req.tolist()
+                              for r in requests[i].signature[1]], np.int64)
+        keep = np.isin(req_of * self._n2_regions + n2.region[nodes], allowed)
+        nodes, req_of = nodes[keep], req_of[keep]
+        for i in in_req:
+            out[i] = ("in", {})
+        _cut_parts(out, req_of, g.comp_of_v[nodes], g.local_v[nodes])
+        return out
+
     def answer(self, requests) -> list:
         from .crack import CrackAnswer
 
         g = self.graph
-        objs = [self._objective(r) for r in requests]
+        objs = self._objectives(requests)
         arc_items = [(c, a) for kind, parts in objs if kind == "arc" for c, a in parts.items()]
         in_items = [(c, v) for kind, parts in objs if kind == "in" for c, v in parts.items()]
         g.solve(arc_items, in_items)  # every component's task at once (one executor pass)
