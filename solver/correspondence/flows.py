@@ -326,16 +326,14 @@ class TwoReleaseEngine:
         self.graph = g = BuddyGraph(n1, n2, lazy=True, executor=executor)
         order = np.argsort(n2.cls, kind="stable")
         cuts = np.searchsorted(n2.cls[order], np.arange(int(n2.cls.max(initial=-1)) + 2))
-        self._class_nodes2 = [order[cuts[c]:cuts[c + 1]] for c in range(len(cuts) - 1)]
-        self._cls2 = (order, cuts)  # the same, as one array and its cuts (:meth:`_objectives`)
+        self._cls2 = (order, cuts)  # class c of R2: its nodes order[cuts[c]:cuts[c + 1]]
         reg_t = n1.region[g.tail]
         reg_h = n2.region[g.head]
         key = reg_t * max(1, n2.n_regions) + reg_h
         order = np.argsort(key, kind="stable")
         uniq, start = np.unique(key[order], return_index=True)
         ends = np.append(start[1:], len(order))
-        self._pair_arcs = {int(k): order[s:e] for k, s, e in zip(uniq, start, ends)}
-        self._pairs = (uniq, start, ends, order)  # the same, as arrays (:meth:`_objectives`)
+        self._pairs = (uniq, start, ends, order)  # region pair uniq[k]: its arcs order[start[k]:ends[k]]
         self._n2_regions = max(1, n2.n_regions)
         self.comp_value = np.full(len(g.components), -1, dtype=np.int64)
         for comp in g.components:
@@ -346,16 +344,22 @@ class TwoReleaseEngine:
 
     def good_arcs(self, signature: tuple) -> np.ndarray:
         """Arcs whose two regions both contain the target point (the pair can be instantiated at it)."""
-        parts = [self._pair_arcs.get(int(r1) * self._n2_regions + int(r2)) for r1 in signature[0]
-                 for r2 in signature[1]]
-        parts = [p for p in parts if p is not None]
+        uniq, start, ends, order = self._pairs
+        parts = []
+        for r1 in signature[0]:
+            for r2 in signature[1]:
+                key = int(r1) * self._n2_regions + int(r2)
+                k = int(np.searchsorted(uniq, key))
+                if k < len(uniq) and uniq[k] == key:
+                    parts.append(order[start[k]:ends[k]])
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     def _objective(self, req) -> tuple[str, dict]:
         n1, n2 = self.nodes
         g = self.graph
         if req.t == 2:
-            vs = self._class_nodes2[req.cls] if req.cls < len(self._class_nodes2) else np.zeros(0, np.int64)
+            order, cuts = self._cls2
+            vs = order[cuts[req.cls]:cuts[req.cls + 1]] if req.cls < len(cuts) - 1 else np.zeros(0, np.int64)
             vs = vs[np.isin(n2.region[vs], list(req.signature[1]))]
             return "in", g.split_v(vs)
         arcs = self.good_arcs(req.signature)
