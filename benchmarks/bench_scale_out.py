@@ -97,11 +97,11 @@ def _timed_executors() -> list:
     for cls in (executors.InlineExecutor, executors.LocalExecutor, executors.DaskExecutor):
         real = cls.map
 
-        def timed(self, fn, tasks, _real=real):
+        def timed(self, fn, tasks, _real=real, **kwargs):
             depth[0] += 1
             t0 = time.perf_counter()
             try:
-                return _real(self, fn, tasks)
+                return _real(self, fn, tasks, **kwargs)
             finally:
                 depth[0] -= 1
                 if depth[0] == 0:

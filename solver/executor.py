@@ -4,8 +4,10 @@ The exact engines split their work into independent *components* (connected comp
 for the correspondence attack, Fung et al. section 3.1: no arc joins two of them, so their optima add up;
 DESIGN.md, "Group aggregation").  An :class:`Executor` has one operation, :meth:`~Executor.map`: apply a
 module-level function to a list of picklable tasks and return the results **in the order of the tasks**,
-whoever computed them.  Each task is solved by the same code in any process, so the figures (and reports)
-are the same byte for byte whichever executor ran them.
+whoever computed them.  ``map(fn, tasks, shared=x)`` calls ``fn(task, x)``: ``x`` (arrays every task reads,
+e.g. a region table) is sent to each worker once - inherited by forked local processes, broadcast once to a
+Dask cluster - instead of once per task.  Each task is solved by the same code in any process, so the figures
+(and reports) are the same byte for byte whichever executor ran them.
 
 * :class:`InlineExecutor` - this process, in order (small inputs, tests);
 * :class:`LocalExecutor` - the default: ``concurrent.futures.ProcessPoolExecutor`` over this machine's
@@ -39,7 +41,7 @@ class Executor(Protocol):
 
     name: str
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list: ...
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list: ...
 
     def close(self) -> None: ...
 
@@ -49,8 +51,10 @@ class InlineExecutor:
 
     name = "inline"
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
-        return [fn(t) for t in tasks]
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list:
+        if shared is None:
+            return [fn(t) for t in tasks]
+        return [fn(t, shared) for t in tasks]
 
     def close(self) -> None:
         pass
@@ -75,19 +79,33 @@ class LocalExecutor:
         self.processes = max(1, int(processes if processes is not None else available_cores()))
         self.min_tasks = int(min_tasks)
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list:
         tasks = list(tasks)
         if self.processes <= 1 or len(tasks) < max(2, self.min_tasks):
-            return [fn(t) for t in tasks]
+            return InlineExecutor().map(fn, tasks, shared=shared)
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        # ``shared`` reaches every worker once, as the pool's initializer argument (not pickled under fork)
         with ProcessPoolExecutor(max_workers=min(self.processes, len(tasks)),
-                                 mp_context=multiprocessing.get_context(method)) as pool:
-            return list(pool.map(fn, tasks))
+                                 mp_context=multiprocessing.get_context(method),
+                                 initializer=_keep_shared, initargs=(shared,)) as pool:
+            return list(pool.map(_with_shared, [fn] * len(tasks), tasks))
 
     def close(self) -> None:
         pass
+
+
+#: what :meth:`LocalExecutor.map`'s ``shared`` argument is in a worker process
+_SHARED: list = [None]
+
+
+def _keep_shared(shared: Any) -> None:
+    _SHARED[0] = shared
+
+
+def _with_shared(fn: Callable[..., Any], task: Any) -> Any:
+    return fn(task) if _SHARED[0] is None else fn(task, _SHARED[0])
 
 
 class DaskExecutor:
@@ -122,11 +140,15 @@ class DaskExecutor:
         self.client = client
         self.address = address
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> list:
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list:
         tasks = list(tasks)
         if not tasks:
             return []
-        futures = [self.client.submit(fn, t, pure=False) for t in tasks]
+        if shared is None:
+            futures = [self.client.submit(fn, t, pure=False) for t in tasks]
+        else:  # sent once to every worker; each task reads it there
+            data = self.client.scatter(shared, broadcast=True, hash=False)
+            futures = [self.client.submit(fn, t, data, pure=False) for t in tasks]
         return list(self.client.gather(futures))
 
     def close(self) -> None:

@@ -282,10 +282,10 @@ def _problem(view: SequenceView) -> str | None:
 
 
 def _engine(nodes, time_limit: float, domain_sizes, budget: float | None = None):
-    if len(nodes) == 2:
-        from solver.correspondence.flows import TwoReleaseEngine
+    if len(nodes) == 2:  # one task per shard of sensitive values (issue 28)
+        from solver.correspondence.flow_shards import ShardedEngine
 
-        return TwoReleaseEngine(nodes[0], nodes[1])
+        return ShardedEngine(nodes[0], nodes[1])
     from solver.correspondence.generators import ChainEngine
 
     return ChainEngine(nodes, time_limit=time_limit, domain_sizes=domain_sizes, budget=budget)

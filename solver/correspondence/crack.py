@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["CrackRequest", "CrackAnswer"]
+import numpy as np
+
+__all__ = ["CrackRequest", "CrackAnswer", "RequestTable"]
 
 
 @dataclass(frozen=True)
@@ -48,3 +50,43 @@ class CrackAnswer:
     @property
     def total_high(self) -> int:
         return int(sum(self.high.values()))
+
+
+@dataclass(frozen=True, eq=False)
+class RequestTable:
+    """Many :class:`CrackRequest` as arrays (what an engine reads, and what a worker process is sent):
+    ``t``, ``j``, ``cls`` per request, and per release ``l`` the signature's regions in CSR form - request
+    ``i``'s regions of release ``l`` are ``regions[l][start[l][i]:start[l][i + 1]]``, ascending."""
+
+    t: np.ndarray
+    j: np.ndarray
+    cls: np.ndarray
+    start: tuple
+    regions: tuple
+
+    def __len__(self) -> int:
+        return int(len(self.t))
+
+    def request(self, i: int) -> CrackRequest:
+        """Request ``i`` as a :class:`CrackRequest`."""
+        sig = tuple(frozenset(self.regions[l][self.start[l][i]:self.start[l][i + 1]].tolist())
+                    for l in range(len(self.start)))
+        return CrackRequest(t=int(self.t[i]), j=int(self.j[i]), cls=int(self.cls[i]), signature=sig)
+
+    @classmethod
+    def of(cls, requests) -> "RequestTable":
+        if isinstance(requests, RequestTable):
+            return requests
+        requests = list(requests)
+        m = len(requests)
+        t = np.fromiter((r.t for r in requests), np.int64, m)
+        j = np.fromiter((r.j for r in requests), np.int64, m)
+        c = np.fromiter((r.cls for r in requests), np.int64, m)
+        n = max((len(r.signature) for r in requests), default=0)
+        starts, regions = [], []
+        for l in range(n):
+            sets = [sorted(r.signature[l]) if l < len(r.signature) else [] for r in requests]
+            lengths = np.fromiter((len(s) for s in sets), np.int64, m)
+            starts.append(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+            regions.append(np.fromiter((x for s in sets for x in s), np.int64, int(lengths.sum())))
+        return cls(t=t, j=j, cls=c, start=tuple(starts), regions=tuple(regions))

@@ -99,6 +99,8 @@ class BuddyGraph:
     ----------
     n1, n2 : Nodes
         The aggregated groups of ``R1`` and ``R2`` (sensitive values coded over one dictionary).
+    pairs : (array, array), optional
+        The comparable region pairs of the two releases (:func:`comparable_pairs`), when computed already.
 
     Raises
     ------
@@ -106,9 +108,9 @@ class BuddyGraph:
         When no generator exists (some records of ``R1`` cannot all get a comparable buddy in ``R2``).
     """
 
-    def __init__(self, n1: Nodes, n2: Nodes, *, lazy: bool = False, executor=None):
+    def __init__(self, n1: Nodes, n2: Nodes, *, lazy: bool = False, executor=None, pairs=None):
         self.n1, self.n2 = n1, n2
-        self.tail, self.head = _buddy_arcs(n1, n2)
+        self.tail, self.head = _buddy_arcs(n1, n2, pairs)
         m1, m2 = len(n1), len(n2)
         g = coo_matrix((np.ones(len(self.tail)), (self.tail, m1 + self.head)), shape=(m1 + m2, m1 + m2))
         _, label = connected_components(g, directed=False)
@@ -256,13 +258,14 @@ class BuddyGraph:
         return flow
 
 
-def _buddy_arcs(n1: Nodes, n2: Nodes) -> tuple[np.ndarray, np.ndarray]:
+def _buddy_arcs(n1: Nodes, n2: Nodes, pairs=None) -> tuple[np.ndarray, np.ndarray]:
     """Arcs ``u -> v`` of the buddy graph: same sensitive value, comparable regions; ordered by value, then
-    ``u``, then ``v``.  A join of the nodes on the comparable region pairs (:func:`comparable_pairs`)."""
+    ``u``, then ``v``.  A join of the nodes on the comparable region pairs (:func:`comparable_pairs`, or
+    ``pairs`` when given)."""
     import pandas as pd
 
-    r1, r2 = comparable_pairs(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo, n2.region_hi,
-                              n2.region_masks)
+    r1, r2 = pairs if pairs is not None else comparable_pairs(n1.region_lo, n1.region_hi, n1.region_masks,
+                                                              n2.region_lo, n2.region_hi, n2.region_masks)
     if not len(r1) or not len(n1) or not len(n2):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     left = pd.DataFrame({"u": np.arange(len(n1)), "r1": n1.region, "s": n1.value})
@@ -272,6 +275,19 @@ def _buddy_arcs(n1: Nodes, n2: Nodes) -> tuple[np.ndarray, np.ndarray]:
     tail, head, val = (arcs[c].to_numpy(np.int64) for c in ("u", "v", "s"))
     order = np.lexsort((head, tail, val))
     return tail[order], head[order]
+
+
+def answers_of(m: int, req: np.ndarray, value: np.ndarray, best: np.ndarray, answer_type) -> list:
+    """``m`` exact answers from :meth:`TwoReleaseEngine.answer_arrays`' arrays (sorted by request, then
+    value)."""
+    cuts = np.searchsorted(req, np.arange(m + 1))
+    vals, bests = value.tolist(), best.tolist()
+    out = []
+    for i in range(m):
+        a, b = int(cuts[i]), int(cuts[i + 1])
+        per = dict(zip(vals[a:b], bests[a:b]))
+        out.append(answer_type(low=per, high=dict(per), exact=True))
+    return out
 
 
 def _expand(start: np.ndarray, end: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -320,10 +336,10 @@ class TwoReleaseEngine:
 
     exact_engine = "min-cost flow"
 
-    def __init__(self, n1: Nodes, n2: Nodes, executor=None):
+    def __init__(self, n1: Nodes, n2: Nodes, executor=None, pairs=None):
         self.nodes = (n1, n2)
         # solved in :meth:`answer`: base flows and objectives of a component in one task
-        self.graph = g = BuddyGraph(n1, n2, lazy=True, executor=executor)
+        self.graph = g = BuddyGraph(n1, n2, lazy=True, executor=executor, pairs=pairs)
         order = np.argsort(n2.cls, kind="stable")
         cuts = np.searchsorted(n2.cls[order], np.arange(int(n2.cls.max(initial=-1)) + 2))
         self._cls2 = (order, cuts)  # class c of R2: its nodes order[cuts[c]:cuts[c + 1]]
@@ -370,54 +386,64 @@ class TwoReleaseEngine:
         return "arc", g.split_arcs(arcs)
 
     def _objectives(self, requests) -> list[tuple[str, dict]]:
-        """``[self._objective(r) for r in requests]``, computed for all requests at once: every request's
-        arcs (or ``R2`` nodes) are gathered into one array with the request's index beside them, filtered by
-        class (and region), sorted by (request, component, local id) and cut into the per-component parts."""
+        """``[self._objective(r) for r in requests]``, computed for all requests at once (``requests``: a list
+        of :class:`~solver.correspondence.crack.CrackRequest` or a :class:`~solver.correspondence.crack.RequestTable`):
+        every request's arcs (or ``R2`` nodes) are gathered into one array with the request's index beside
+        them, filtered by class (and region), sorted by (request, component, local id) and cut into the
+        per-component parts."""
+        from .crack import RequestTable
+
+        tab = RequestTable.of(requests)
         n1, n2 = self.nodes
         g = self.graph
-        out: list = [None] * len(requests)
-        arc_req = [i for i, r in enumerate(requests) if r.t != 2]
-        in_req = [i for i, r in enumerate(requests) if r.t == 2]
+        m = len(tab)
+        out: list = [None] * m
+        nr = self._n2_regions
+        arc_req = np.flatnonzero(tab.t != 2)
+        in_req = np.flatnonzero(tab.t == 2)
         # arc objectives: the arcs of every (region of R1, region of R2) pair of the signature, of the class
-        rq, keys = [], []
-        for i in arc_req:
-            sig = requests[i].signature
-            for r1 in sig[0]:
-                for r2 in sig[1]:
-                    rq.append(i)
-                    keys.append(int(r1) * self._n2_regions + int(r2))
+        s1, s2 = tab.start
+        e1, own1 = _expand(s1[arc_req], s1[arc_req + 1], arc_req)
+        e2, pos = _expand(s2[own1], s2[own1 + 1], np.arange(len(own1)))
+        rq_a = own1[pos]
+        keys_a = tab.regions[0][e1][pos] * nr + tab.regions[1][e2]
         uniq, start, ends, order = self._pairs
-        rq_a, keys_a = np.asarray(rq, np.int64), np.asarray(keys, np.int64)
         pos = np.searchsorted(uniq, keys_a)
         found = pos < len(uniq)
         found[found] = uniq[pos[found]] == keys_a[found]
         arcs, req_of = _expand(start[pos[found]], ends[pos[found]], rq_a[found])
         arcs = order[arcs]
-        cls = np.fromiter((r.cls for r in requests), np.int64, len(requests))
-        j = np.fromiter((r.j for r in requests), np.int64, len(requests))
-        own = np.where(j[req_of] == 1, n1.cls[g.tail[arcs]], n2.cls[g.head[arcs]]) == cls[req_of]
+        own = np.where(tab.j[req_of] == 1, n1.cls[g.tail[arcs]], n2.cls[g.head[arcs]]) == tab.cls[req_of]
         arcs, req_of = arcs[own], req_of[own]
-        for i in arc_req:
+        for i in arc_req.tolist():
             out[i] = ("arc", {})
         _cut_parts(out, req_of, g.arc_comp[arcs], g.local_arc[arcs])
         # inflow objectives: the class's R2 nodes whose region contains the target
         n_cls2 = len(self._cls2[1]) - 1
-        b_req = np.asarray([i for i in in_req if requests[i].cls < n_cls2], np.int64)
-        c_of = cls[b_req]
+        b_req = in_req[tab.cls[in_req] < n_cls2]
+        c_of = tab.cls[b_req]
         nodes, req_of = _expand(self._cls2[1][c_of], self._cls2[1][c_of + 1], b_req)
         nodes = self._cls2[0][nodes]
-        allowed = np.asarray([i * self._n2_regions + int(r) for i in b_req.tolist()
-                              for r in requests[i].signature[1]], np.int64)
-        keep = np.isin(req_of * self._n2_regions + n2.region[nodes], allowed)
+        e, own_b = _expand(s2[b_req], s2[b_req + 1], b_req)
+        allowed = own_b * nr + tab.regions[1][e]
+        keep = np.isin(req_of * nr + n2.region[nodes], allowed)
         nodes, req_of = nodes[keep], req_of[keep]
-        for i in in_req:
+        for i in in_req.tolist():
             out[i] = ("in", {})
         _cut_parts(out, req_of, g.comp_of_v[nodes], g.local_v[nodes])
         return out
 
     def answer(self, requests) -> list:
+        """Per request, the :class:`~solver.correspondence.crack.CrackAnswer` (exact)."""
         from .crack import CrackAnswer
 
+        req, value, best = self.answer_arrays(requests)
+        return answers_of(len(requests), req, value, best, CrackAnswer)
+
+    def answer_arrays(self, requests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The answers as three arrays sorted by request then value: ``best[k]`` is the maximum, over
+        generators, of the records of value ``value[k]`` in request ``req[k]``'s class that represent its
+        target (values whose group no objective reaches are left out: none of their records can)."""
         g = self.graph
         objs = self._objectives(requests)
         arc_items = [(c, a) for kind, parts in objs if kind == "arc" for c, a in parts.items()]
@@ -425,8 +451,8 @@ class TwoReleaseEngine:
         g.solve(arc_items, in_items)  # every component's task at once (one executor pass)
         arc_vals = dict(zip([(c, a.tobytes()) for c, a in arc_items], g.max_arc_flows(arc_items)))
         in_vals = dict(zip([(c, v.tobytes()) for c, v in in_items], g.min_inflows(in_items)))
-        out = []
-        for kind, parts in objs:
+        req, value, best = [], [], []
+        for i, (kind, parts) in enumerate(objs):
             per: dict[int, int] = {}
             for c, loc in parts.items():
                 s = int(self.comp_value[c])
@@ -435,8 +461,22 @@ class TwoReleaseEngine:
                 else:
                     val = int(g.components[c].b[loc].sum()) - in_vals[(c, loc.tobytes())]
                 per[s] = per.get(s, 0) + int(val)
-            out.append(CrackAnswer(low=per, high=dict(per), exact=True))
-        return out
+            for s in sorted(per):
+                req.append(i)
+                value.append(s)
+                best.append(per[s])
+        return (np.asarray(req, np.int64), np.asarray(value, np.int64), np.asarray(best, np.int64))
+
+    def base_arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The base generator's buddy pairs with a positive count: ``(u, v, count)`` in arc order (value, ``u``,
+        ``v``).  Solves the base flows of the components that have none."""
+        g = self.graph
+        g.solve([], [])
+        flow = np.zeros(len(g.tail), np.int64)
+        for comp in g.components:
+            flow[comp.arcs] = comp.base_flow
+        keep = flow > 0
+        return g.tail[keep], g.head[keep], flow[keep]
 
     def witness_flow(self, req) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A generator realizing the request's optimum: ``(arc flows, objective arcs, objective R2 nodes)``."""

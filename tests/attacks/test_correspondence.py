@@ -412,8 +412,9 @@ def test_three_releases_exact_equals_brute_force(data):
 @fast(25)
 @given(st.data())
 def test_batched_objectives_equal_the_per_request_ones(data):
-    """The two-release engine gathers every request's objective at once (``_objectives``, issue 28): the same
-    parts, component by component, as the per-request ``_objective`` the witnesses use."""
+    """The two-release engine gathers every request's objective at once (``_objectives``, issue 28, from the
+    requests as arrays): the same parts, component by component, as the per-request ``_objective`` the
+    witnesses use."""
     from unittest import mock
 
     from solver.correspondence.flows import TwoReleaseEngine
@@ -425,7 +426,7 @@ def test_batched_objectives_equal_the_per_request_ones(data):
 
     def checked(self, requests):
         got = real(self, requests)
-        want = [self._objective(r) for r in requests]
+        want = [self._objective(requests.request(i)) for i in range(len(requests))]
         assert [(kind, list(parts)) for kind, parts in got] == [(kind, list(parts)) for kind, parts in want]
         for (_, g), (_, w) in zip(got, want):
             assert all(np.array_equal(g[c], w[c]) and g[c].dtype == w[c].dtype for c in w)
@@ -435,6 +436,53 @@ def test_batched_objectives_equal_the_per_request_ones(data):
     with mock.patch.object(TwoReleaseEngine, "_objectives", checked):
         attack(rels, witness=False)
     assert seen and seen[0] > 0
+
+
+@fast(25)
+@given(st.data())
+def test_shards_of_values_answer_as_the_whole_graph(data):
+    """The engine split into shards of sensitive values (issue 28: each shard a task, one value per shard here)
+    answers every request as the engine over the whole buddy graph, and its witness realizes the request's
+    optimum: on the objective's arcs (F, C) or into the class's R2 nodes (B) of the generator shown, the
+    optimum the answer states."""
+    from unittest import mock
+
+    import solver.correspondence.flow_shards as flow_shards
+    from attacks.correspondence.targets import base_targets, requests_of
+    from solver.correspondence.flows import TwoReleaseEngine
+    from solver.correspondence.regions import aggregate, sensitive_codes
+
+    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
+    rels = data.draw(sequences(kind, 2, max_new=5, max_leaves=5))
+    codes, _ = sensitive_codes(rels)
+    nodes = [aggregate(r, c) for r, c in zip(rels, codes)]
+    requests, _ = requests_of(base_targets(view_of(rels), nodes, []), nodes, 2)
+    want = TwoReleaseEngine(nodes[0], nodes[1]).answer(requests)
+    with mock.patch.object(flow_shards, "_SHARD_WORK", 1):
+        eng = flow_shards.ShardedEngine(nodes[0], nodes[1])
+        got = eng.answer(requests)
+        assert len(eng._plan()[0]) == len(set(nodes[0].value.tolist()) | set(nodes[1].value.tolist()))
+    assert [(a.low, a.high) for a in got] == [(a.low, a.high) for a in want]
+    n1, n2 = nodes
+    for req, ans in zip(requests, got):
+        u, v, count = eng.witness_flows([req])[0]
+        assert np.array_equal(np.bincount(u, weights=count, minlength=len(n1)), n1.count)  # a generator
+        assert np.all(np.bincount(v, weights=count, minlength=len(n2)) <= n2.count)
+        in2 = (n2.cls[v] == req.cls) & np.isin(n2.region[v], list(req.signature[1]))
+        if req.t == 2:  # B: fewest records of the class's nodes with a buddy
+            per = {}
+            for s in set(n2.value[n2.cls == req.cls].tolist()):
+                nodes_s = (n2.cls == req.cls) & np.isin(n2.region, list(req.signature[1])) & (n2.value == s)
+                into = int(count[in2 & (n2.value[v] == s)].sum())
+                if nodes_s.any():
+                    per[s] = int(n2.count[nodes_s].sum()) - into
+        else:  # F / C: most records on the arcs instantiated at the target
+            on = np.isin(n1.region[u], list(req.signature[0])) & np.isin(n2.region[v], list(req.signature[1]))
+            on &= (n1.cls[u] == req.cls) if req.j == 1 else (n2.cls[v] == req.cls)
+            per = {}
+            for s in set(n1.value[u[on]].tolist()):
+                per[s] = int(count[on & (n1.value[u] == s)].sum())
+        assert {s: x for s, x in per.items() if x} == {s: x for s, x in ans.high.items() if x}
 
 
 # ---------------------------------------------------------------------- closed forms vs exact (cuts)

@@ -15,6 +15,7 @@ import yaml
 from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.reports.document import build_report, dumps
+import solver.correspondence.flow_shards as flow_shards
 import solver.correspondence.flows as flows
 import solver.update.worlds as update_worlds
 import solver.worlds.component as worlds_component
@@ -61,15 +62,49 @@ def test_executors_keep_the_order_of_the_tasks():
     assert current_executor() is not ex
 
 
-def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
-    """Worker processes (forced: every input counts as large) against this process alone."""
-    path = _census(tmp_path)
+def _many_shards(monkeypatch) -> list:
+    """Small shards of sensitive values and chunks of components on a small census; returns the list to which
+    the number of shards and the executor solving them are appended at every plan."""
     monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)
+    monkeypatch.setattr(flow_shards, "_SHARD_WORK", 100)
+    seen: list = []
+    real = flow_shards.ShardedEngine._plan
+
+    def counted(self):
+        tasks, ex = real(self)
+        seen.append((len(tasks), ex.name))
+        return tasks, ex
+
+    monkeypatch.setattr(flow_shards.ShardedEngine, "_plan", counted)
+    return seen
+
+
+def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
+    """Worker processes (forced: every input counts as large) against this process alone, with several shards
+    of sensitive values (tasks)."""
+    path = _census(tmp_path)
+    seen = _many_shards(monkeypatch)
     inline = _report(path, InlineExecutor())
-    monkeypatch.setattr(flows, "_PARALLEL_WORK", 0)
+    assert seen[0][0] >= 3  # several shards
+    monkeypatch.setattr(flow_shards, "_PARALLEL_WORK", 0)
     assert _report(path, LocalExecutor(2)) == inline
+    assert seen[-1] == (seen[0][0], "local")  # the same shards, solved by the worker processes
     doc = json.loads(inline)
     assert doc["attacks"]["correspondence"]["exact"] is True
+
+
+def test_figures_do_not_depend_on_the_shards(tmp_path, monkeypatch):
+    """One shard of sensitive values (the whole graph in one task) and many give the same figures and rows;
+    only the generators shown as witnesses may differ (a shard solves its components in chunks)."""
+    path = _census(tmp_path)
+    one = json.loads(_report(path, InlineExecutor()))["attacks"]["correspondence"]
+    seen = _many_shards(monkeypatch)
+    many = json.loads(_report(path, InlineExecutor()))["attacks"]["correspondence"]
+    assert seen[0][0] >= 3
+    assert one["summary"] == many["summary"] and one["targets"] == many["targets"]
+    for metric, w in one["worst"].items():
+        assert {k: x for k, x in w.items() if k != "generator"} == \
+            {k: x for k, x in many["worst"][metric].items() if k != "generator"}
 
 
 @pytest.mark.parametrize("processes", [False, True])
@@ -78,14 +113,14 @@ def test_dask_local_cluster_gives_the_local_report(tmp_path, monkeypatch, proces
     from solver.executor import DaskExecutor
 
     path = _census(tmp_path)
-    monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)  # several chunks of components (tasks) on this small input
+    _many_shards(monkeypatch)  # several shards (tasks) on this small input
     local = _report(path)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
         ex = DaskExecutor(client=client)
         seen = []
         real = ex.map
-        ex.map = lambda fn, tasks: seen.append(len(tasks)) or real(fn, tasks)  # count what went to the cluster
+        ex.map = lambda fn, tasks, **kw: seen.append(len(tasks)) or real(fn, tasks, **kw)  # what went to the cluster
         assert _report(path, ex) == local
         assert seen and sum(seen) >= 2
         if not processes:  # the command line, with the cluster's address
@@ -118,7 +153,7 @@ def test_three_releases_on_dask_give_the_local_report(tmp_path, monkeypatch):
         ex = DaskExecutor(client=client)
         seen = []
         real = ex.map
-        ex.map = lambda fn, tasks: seen.append(fn.__name__) or real(fn, tasks)
+        ex.map = lambda fn, tasks, **kw: seen.append(fn.__name__) or real(fn, tasks, **kw)
         assert _report(path, ex) == inline
         assert "_bulk_task" in seen
 
@@ -197,7 +232,7 @@ def test_worlds_and_update_graph_components_on_every_executor(tmp_path, monkeypa
         ex = DaskExecutor(client=client)
         seen: dict = {}
         real = ex.map
-        ex.map = lambda fn, tasks: seen.setdefault(fn.__name__, []).append(len(tasks)) or real(fn, tasks)
+        ex.map = lambda fn, tasks, **kw: seen.setdefault(fn.__name__, []).append(len(tasks)) or real(fn, tasks, **kw)
         assert _report(path, ex) == single
         assert max(seen["solve_chunk"]) >= 2 and max(seen["solve_update_chunk"]) >= 2
 

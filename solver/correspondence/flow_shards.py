@@ -1,0 +1,244 @@
+"""The two-release engine split by sensitive value: every shard of values a task any worker runs.
+
+Fung et al. (EDBT 2008), section 3.1: buddies agree on the sensitive value, so no arc of the buddy graph joins
+two values, and every crack question's answer is a sum over values (one group each) - the graph of one value
+and its objectives are a problem of their own.  :class:`ShardedEngine` answers the questions of
+:class:`~solver.correspondence.flows.TwoReleaseEngine` that way:
+
+1. the main process aggregates nothing new: it splits the nodes of ``R1`` and ``R2`` by value into *shards*
+   (:func:`solver.executor.plan_chunks` over the values' node counts: the shards depend on the input only,
+   never on the executor or its workers) and sends each shard its nodes only;
+2. each shard is a task (:func:`solve_shard`): its buddy graph, components, every request's objectives, the
+   flows, and per (request, value) the optimum - plus the shard's base generator (its buddy pairs with a
+   positive count) and every node's component;
+3. the main process merges the arrays.  A witness (a generator realizing one request's optimum) re-solves only
+   the components its objective touches (:func:`witness_part`, one small task each); every other component
+   keeps the base generator of step 2.
+
+What every shard reads (the requests as a :class:`~solver.correspondence.crack.RequestTable`, the comparable
+region pairs, the region tables) is the executor's ``shared`` argument: sent to each worker once.  Every figure
+is an optimum, so it does not depend on the shards; a generator does (a shard solves its components in chunks,
+:mod:`solver.correspondence.flow_tasks`), and the shards depend on the input alone, so the report is the same
+byte for byte whichever executor runs them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .crack import CrackAnswer, RequestTable
+from .flows import TwoReleaseEngine, answers_of, generator_json
+from .regions import Nodes, comparable_pairs
+
+__all__ = ["ShardedEngine", "solve_shard", "witness_part"]
+
+#: nodes (both releases) per shard of values, and the most shards: from the input only
+_SHARD_WORK = 20_000
+_MAX_SHARDS = 64
+#: below this many nodes in all, local worker processes are not worth starting (this process solves the shards)
+_PARALLEL_WORK = 100_000
+
+#: the node arrays a task is sent (region tables, masks and bounds stay in the shared part)
+_NODE_ARRAYS = ("value", "cls", "count", "region")
+
+
+@dataclass(eq=False)
+class Shared:
+    """What every shard task reads: the requests, the comparable region pairs, and per release the node
+    fields common to all nodes (region tables, class sizes) - sent to each worker once."""
+
+    requests: RequestTable
+    pairs: tuple
+    frames: tuple  # per release: a Nodes with no node (region tables, class sizes, mask columns)
+
+
+@dataclass(eq=False)
+class ShardTask:
+    """One shard: the global ids of its nodes in ``R1`` and ``R2`` and their arrays (``_NODE_ARRAYS``)."""
+
+    index: int
+    ids: tuple
+    arrays: tuple
+
+
+@dataclass(eq=False)
+class ShardAnswer:
+    index: int
+    req: np.ndarray
+    value: np.ndarray
+    best: np.ndarray
+    base: tuple  # (u, v, count) global ids, the base generator's positive buddy pairs
+    comp: tuple  # per release: the component (within the shard) of each of the shard's nodes
+    solves: int
+
+
+def _frame(nd: Nodes) -> Nodes:
+    """``nd`` without its nodes: what all shards share."""
+    empty = np.zeros(0, np.int64)
+    return replace(nd, lo=nd.lo[:0], hi=nd.hi[:0], masks=nd.masks[:0], value=empty, cls=empty, count=empty,
+                   region=empty, row_node=empty)
+
+
+def _sub(frame: Nodes, arrays: tuple) -> Nodes:
+    """A frame with nodes: their sensitive value, class, count and region (no bounds: a shard reads regions)."""
+    m = len(arrays[0])
+    q = frame.lo.shape[1]
+    return replace(frame, lo=np.zeros((m, q), np.int32), hi=np.zeros((m, q), np.int32),
+                   masks=np.zeros((m, frame.masks.shape[1]), np.uint64),
+                   **dict(zip(_NODE_ARRAYS, arrays)))
+
+
+def _subset(nd: Nodes, ids: np.ndarray) -> tuple:
+    return tuple(np.ascontiguousarray(getattr(nd, name)[ids]) for name in _NODE_ARRAYS)
+
+
+def _engine(task: ShardTask, shared: Shared) -> TwoReleaseEngine:
+    from solver.executor import InlineExecutor
+
+    n1, n2 = (_sub(f, a) for f, a in zip(shared.frames, task.arrays))
+    # a shard is one task: its components are solved here, never handed to another executor
+    return TwoReleaseEngine(n1, n2, executor=InlineExecutor(), pairs=shared.pairs)
+
+
+def solve_shard(task: ShardTask, shared: Shared) -> ShardAnswer:
+    """The answers of every request on one shard of values, its base generator and its components."""
+    eng = _engine(task, shared)
+    req, value, best = eng.answer_arrays(shared.requests)
+    u, v, count = eng.base_arcs()
+    g = eng.graph
+    ids1, ids2 = task.ids
+    return ShardAnswer(task.index, req, value, best, (ids1[u], ids2[v], count),
+                       (g.comp_of_u.astype(np.int32), g.comp_of_v.astype(np.int32)), g.n_solves)
+
+
+def witness_part(task: tuple, shared: Shared) -> tuple:
+    """A generator realizing one request's optimum on the components its objective touches: ``task`` is
+    ``(ShardTask of those components' nodes, request index)``.  Returns the global ``(u, v, count)`` of
+    their arcs and the ``R1`` / ``R2`` nodes of the components re-solved."""
+    shard, i = task
+    eng = _engine(shard, shared)
+    kind, parts = eng._objective(shared.requests.request(i))
+    g = eng.graph
+    ids1, ids2 = shard.ids
+    tails, heads, flows, solved_u, solved_v = [], [], [], [], []
+    for c, loc in parts.items():  # ascending components, as TwoReleaseEngine.witness_flow solves them
+        comp = g.components[c]
+        arc_cost = np.zeros(len(comp.arcs), np.int64)
+        sink_cost = np.zeros(len(comp.v), np.int64)
+        if kind == "arc":
+            arc_cost[loc] = -1
+        else:
+            sink_cost[loc] = 1
+        _, f = g._mcf(comp, arc_cost, sink_cost)
+        tails.append(ids1[g.tail[comp.arcs]])
+        heads.append(ids2[g.head[comp.arcs]])
+        flows.append(f)
+        solved_u.append(ids1[comp.u])
+        solved_v.append(ids2[comp.v])
+
+    def cat(parts):
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    return cat(tails), cat(heads), cat(flows), cat(solved_u), cat(solved_v)
+
+
+class ShardedEngine:
+    """:class:`~solver.correspondence.flows.TwoReleaseEngine`'s answers and witnesses, computed shard by shard
+    of sensitive values by the current executor (:mod:`solver.executor`).  Every answer is exact."""
+
+    exact_engine = "min-cost flow"
+
+    def __init__(self, n1: Nodes, n2: Nodes, executor=None):
+        self.nodes = (n1, n2)
+        self.executor = executor
+        self.pairs = comparable_pairs(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo, n2.region_hi,
+                                      n2.region_masks)
+        self._shared: Shared | None = None
+        self._base = None
+        self._comp = None
+        self.n_solves = 0
+
+    def _plan(self):
+        from solver.executor import plan_chunks
+
+        n1, n2 = self.nodes
+        n_values = int(max(n1.value.max(initial=-1), n2.value.max(initial=-1))) + 1
+        sizes = (np.bincount(n1.value, minlength=n_values) + np.bincount(n2.value, minlength=n_values)).tolist()
+        shards, ex = plan_chunks(sizes, chunk_work=_SHARD_WORK, max_chunks=_MAX_SHARDS,
+                                 parallel_work=_PARALLEL_WORK, executor=self.executor)
+        tasks = []
+        for k, values in enumerate(shards):
+            ids = tuple(np.flatnonzero(np.isin(nd.value, values)) for nd in self.nodes)
+            tasks.append(ShardTask(k, ids, tuple(_subset(nd, i) for nd, i in zip(self.nodes, ids))))
+        return tasks, ex
+
+    def answer(self, requests) -> list:
+        n1, n2 = self.nodes
+        table = RequestTable.of(requests)
+        self._shared = Shared(table, self.pairs, (_frame(n1), _frame(n2)))
+        tasks, ex = self._plan()
+        # the largest shards first, so that the workers finish together; merged in shard order
+        order = sorted(range(len(tasks)), key=lambda k: -(len(tasks[k].ids[0]) + len(tasks[k].ids[1])))
+        done = ex.map(solve_shard, [tasks[k] for k in order], shared=self._shared)
+        results = sorted(done, key=lambda a: a.index)
+        self.n_solves += sum(a.solves for a in results)
+        req = np.concatenate([a.req for a in results])
+        value = np.concatenate([a.value for a in results])
+        best = np.concatenate([a.best for a in results])
+        by = np.lexsort((value, req))
+        # the base generator and every node's component (numbered across shards)
+        self._base = tuple(np.concatenate([a.base[x] for a in results]) for x in range(3))
+        comp = [np.zeros(len(n1), np.int64), np.zeros(len(n2), np.int64)]
+        offset = 0
+        for t, a in zip(tasks, results):
+            for l in range(2):
+                comp[l][t.ids[l]] = a.comp[l].astype(np.int64) + offset
+            offset += int(max(a.comp[0].max(initial=-1), a.comp[1].max(initial=-1))) + 1
+        self._comp = comp
+        return answers_of(len(table), req[by], value[by], best[by], CrackAnswer)
+
+    def _request_index(self, req) -> int:
+        tab = self._shared.requests
+        for i in np.flatnonzero((tab.t == req.t) & (tab.j == req.j) & (tab.cls == req.cls)).tolist():
+            if tab.request(i) == req:
+                return i
+        raise KeyError(req)
+
+    def witness_flows(self, reqs) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per request (answered before), a generator realizing its optimum as buddy pairs with a positive
+        count ``(u, v, count)``, in arc order (value, ``u``, ``v``): the components its objective touches
+        re-solved (one task per request), the base generator elsewhere."""
+        from solver.executor import InlineExecutor, LocalExecutor, current_executor
+
+        n1, n2 = self.nodes
+        tasks = []
+        for req in reqs:
+            i = self._request_index(req)
+            nd = self.nodes[req.j - 1]
+            in_class = np.flatnonzero((nd.cls == req.cls) & np.isin(nd.region, list(req.signature[req.j - 1])))
+            touched = np.unique(self._comp[req.j - 1][in_class])
+            ids = tuple(np.flatnonzero(np.isin(self._comp[l], touched)) for l in range(2))
+            tasks.append((ShardTask(-1, ids, tuple(_subset(nd_, i_) for nd_, i_ in zip(self.nodes, ids))), i))
+        ex = self.executor if self.executor is not None else current_executor()
+        if isinstance(ex, LocalExecutor) and sum(len(t.ids[0]) + len(t.ids[1]) for t, _ in tasks) < _PARALLEL_WORK:
+            ex = InlineExecutor()
+        out = []
+        bu, bv, bc = self._base
+        for tail, head, flow, solved_u, _ in ex.map(witness_part, tasks, shared=self._shared):
+            drop = np.zeros(len(n1), bool)
+            drop[solved_u] = True
+            keep = ~drop[bu]
+            pos = flow > 0
+            u = np.concatenate([bu[keep], tail[pos]])
+            v = np.concatenate([bv[keep], head[pos]])
+            c = np.concatenate([bc[keep], flow[pos]])
+            order = np.lexsort((v, u, n1.value[u]))
+            out.append((u[order], v[order], c[order]))
+        return out
+
+    def witness(self, req, releases, values, point) -> dict:
+        """The generator realizing ``req``'s optimum, in the report's form (see :func:`generator_json`)."""
+        u, v, c = self.witness_flows([req])[0]
+        return generator_json(self.nodes, releases, values, point, [(np.stack([u, v], axis=1), c)],
+                              focus=(req.j - 1, req.cls))
