@@ -85,8 +85,8 @@ from multirelease.model.release import Release
 from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackBase, AttackResult, Progress
-from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets,
-                                     group_sizes, parse_targets, requests_of, shown_rows)
+from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets, parse_targets,
+                      requests_of, shown_rows)
 
 #: the crack questions of the targets (kept under this name for the tests and benchmarks)
 _requests = requests_of
@@ -317,103 +317,99 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     count the rows whose crack (anonymity) is proven positive (below ``k``) for their lower end, and those
     where it may be for their upper end.  ``values`` are linked values when ``linking`` has columns: groups
     are per linked value, shown with their sensitive value and label."""
-    from attacks.intervals import min_of_intervals, settle
+    from attacks.intervals import settle
+
+    from .assemble import RequestFigures, class_ids, family_cells, qid_labels
 
     if linking:
         sens_of = linking.sensitive_of(values)
         shown_values = np.array([linking.label(v) for v in values], dtype=object)
     else:
         sens_of = shown_values = values
-
     releases = view.releases
     n = len(releases)
     k = attack.config.get("k")
-    # per request: size, per-group crack interval, anonymity interval, crack interval
-    info = []
-    for req, ans in zip(requests, answers):
-        nd = nodes[req.j - 1]
-        sizes = group_sizes(nd, req.cls)
-        size = int(nd.class_sizes[req.cls])
-        groups = []
-        for v in sorted(sizes, key=lambda x: str(values[x])):
-            hi = min(sizes[v], int(ans.high.get(v, 0)))
-            lo = min(hi, int(ans.low.get(v, 0)))
-            groups.append((v, sizes[v], sizes[v] - hi, sizes[v] - lo))
-        crack = (sum(g[2] for g in groups), sum(g[3] for g in groups))
-        info.append({"size": size, "groups": groups, "anon": (size - crack[1], size - crack[0]), "crack": crack})
+    fig = RequestFigures(nodes, requests, answers, len(values))
+    # every (target, candidate request) in the targets' order, and each one's attack families
+    lengths = np.fromiter((len(m) for m in where), np.int64, len(where))
+    e_tgt = np.repeat(np.arange(len(where), dtype=np.int64), lengths)
+    e_rel = np.fromiter((j for m in where for j, _ in m), np.int64, int(lengths.sum()))
+    e_req = np.fromiter((r for m in where for _, r in m), np.int64, len(e_rel))
+    e_pos = np.arange(len(e_rel), dtype=np.int64)
+    t_of = np.fromiter((tg.t for tg in targets), np.int64, len(targets))
+    weight = np.fromiter((tg.weight for tg in targets), np.int64, len(targets))
+    base = np.fromiter((tg.given is None for tg in targets), bool, len(targets))
+    e_t = t_of[e_tgt]
+    fam_of = {"F": (e_rel == e_t) & (e_t < n), "C": e_rel > e_t, "B": (e_rel == e_t) & (e_t >= 2)}
+    cells = {}
+    for fam in FAMILIES:
+        sel = np.flatnonzero(fam_of[fam])
+        c = family_cells(fig, e_tgt[sel], e_req[sel], e_rel[sel], e_pos[sel], len(targets))
+        c["entries"] = sel
+        c["open"] = c["has"] & ((c["c_lo"] != c["c_hi"]) | (c["a_lo"] != c["a_hi"]))
+        c["id"] = np.zeros(len(targets), np.int64)
+        has = np.flatnonzero(c["has"])
+        c["id"][has] = class_ids(releases, fig.j[c["req"][has]], fig.cls[c["req"][has]])
+        cells[fam] = c
+    open_rows = any(bool(c["open"].any()) for c in cells.values())
+    # the summary: minima, cracked and violations over the population's targets
     best: dict[str, tuple] = {}
-    rows = []
+    anon_of: dict[str, tuple] = {}
+    ranked: dict[str, list] = {fam: [] for fam in FAMILIES}
+    violations = [0, 0]
+    any_lo = np.zeros(len(targets), bool)
+    any_hi = np.zeros(len(targets), bool)
+    for fam in FAMILIES:
+        c = cells[fam]
+        any_lo |= c["has"] & (c["c_lo"] > 0)
+        any_hi |= c["has"] & (c["c_hi"] > 0)
+        mine = np.flatnonzero(c["has"] & base)
+        if not len(mine):
+            continue
+        a_lo, a_hi = c["a_lo"][mine], c["a_hi"][mine]
+        if k is not None:
+            violations[0] += int(weight[mine][a_hi < k].sum())
+            violations[1] += int(weight[mine][a_lo < k].sum())
+        ti = int(mine[np.lexsort((mine, a_lo, a_hi))[0]])
+        best[fam] = ((int(c["a_hi"][ti]), int(c["a_lo"][ti])), ti, int(c["req"][ti]))
+        ranked[fam] = list(zip(a_hi.tolist(), a_lo.tolist(), mine.tolist()))
+        anon_of[fam] = (int(a_lo.min()), int(a_hi.min()))
+    cracked = [int(weight[base & any_lo].sum()), int(weight[base & any_hi].sum())]
+    # the rows
     summary: dict[str, float] = {}
     intervals: dict[str, tuple] = {}
-    cracked = [0, 0]
-    violations = [0, 0]
-    anon_of: dict[str, tuple] = {}  # per family: the interval of its minimum over the rows
-    ranked: dict[str, list] = {fam: [] for fam in FAMILIES}  # per family: (anonymity interval, row)
-    open_rows = False
-    for ti, (tg, mine) in enumerate(zip(targets, where)):
-        row: dict[str, Any] = {"qid": _labels(releases[0], tg.leaves), "timestamp": tg.t}
+    labels = qid_labels(releases[0], targets)
+    columns = {fam: {x: cells[fam][x].tolist() for x in ("has", "req", "id", "a_lo", "a_hi", "c_lo", "c_hi", "open")}
+               for fam in FAMILIES}
+    size, n_groups, n_cracked = fig.size.tolist(), fig.n_groups.tolist(), fig.n_cracked.tolist()
+    rows = []
+    for ti, tg in enumerate(targets):
+        row: dict[str, Any] = {"qid": labels[ti], "timestamp": tg.t}
         if tg.people:
             row["individuals"] = tg.people
             row["points"] = tg.weight
         if tg.given:
             row["target"] = tg.given
-        any_crack = [False, False]
         for fam in FAMILIES:
-            cands = [(j, r) for j, r in mine if fam in _families(tg.t, j, n)]
-            if not cands:
+            c = columns[fam]
+            if not c["has"][ti]:
                 continue
-            a_lo, a_hi = min_of_intervals(info[r]["anon"] for _, r in cands)
-            j, r = min(cands, key=lambda x: (info[x[1]]["anon"][1], info[x[1]]["anon"][0], x[0]))
-            it = info[r]
-            possible = [r2 for _, r2 in cands if info[r2]["anon"][0] <= a_hi]
-            settled = all(info[r2]["anon"][0] == info[r2]["anon"][1] for r2 in possible)
-            if settled:  # every possible class has the minimal anonymity: the tie-break picks (j, r)
-                possible = [r]
-            c_lo = min(info[r2]["crack"][0] for r2 in possible)
-            c_hi = max(info[r2]["crack"][1] for r2 in possible)
-            cell = {"release": j, "class": class_id(releases[j - 1], requests[r].cls), "size": it["size"],
-                    "crack": c_lo, "anonymity": a_hi}
-            if (c_lo, a_lo) != (c_hi, a_hi):
-                cell["crack_bounds"] = [c_lo, c_hi]
-                cell["anonymity_bounds"] = [a_lo, a_hi]
-                open_rows = True
+            r = c["req"][ti]
+            cell = {"release": int(fig.j[r]), "class": c["id"][ti], "size": size[r], "crack": c["c_lo"][ti],
+                    "anonymity": c["a_hi"][ti]}
+            if c["open"][ti]:
+                cell["crack_bounds"] = [c["c_lo"][ti], c["c_hi"][ti]]
+                cell["anonymity_bounds"] = [c["a_lo"][ti], c["a_hi"][ti]]
             # counts only: a class of composite sensitive values has up to thousands of groups, and listing
             # them in every row made the Adult Sen3 report 750 MB (``worst`` lists them for its class)
-            cell["groups"] = len(it["groups"])
-            cell["groups_cracked"] = sum(1 for _, s, c, _ in it["groups"] if c >= s)
+            cell["groups"] = n_groups[r]
+            cell["groups_cracked"] = n_cracked[r]
             row[fam] = cell
-            any_crack[0] |= c_lo > 0
-            any_crack[1] |= c_hi > 0
-            if tg.given is None:
-                if k is not None:
-                    violations[0] += tg.weight * (a_hi < k)
-                    violations[1] += tg.weight * (a_lo < k)
-                key = (a_hi, a_lo)
-                if fam not in best or key < best[fam][0]:
-                    best[fam] = (key, ti, r)
-                ranked[fam].append((a_hi, a_lo, ti))
-                anon_of[fam] = min_of_intervals([anon_of.get(fam, (a_lo, a_hi)), (a_lo, a_hi)])
-            else:
+            if tg.given is not None:
                 name = f"{fam}_{tg.given}"
-                summary[name] = c_lo
-                intervals[name] = (c_lo, c_hi)
-                per_value: dict[str, tuple] = {}
-                for r2 in possible:
-                    # the groups of one sensitive value added up first (one group per linked value)
-                    in_class: dict[str, list] = {}
-                    for v, s, c, c_hi_v in info[r2]["groups"]:
-                        acc = in_class.setdefault(f"{name}_{_safe(sens_of[v])}", [0, 0])
-                        acc[0] += c
-                        acc[1] += c_hi_v
-                    for gname, (c, c_hi_v) in in_class.items():
-                        old = per_value.get(gname, (c, c_hi_v))
-                        per_value[gname] = (min(old[0], c), max(old[1], c_hi_v))
-                for gname, (lo, hi) in per_value.items():
-                    summary[gname] = lo
-                    intervals[gname] = (lo, hi)
-        if tg.given is None:
-            cracked[0] += tg.weight * any_crack[0]
-            cracked[1] += tg.weight * any_crack[1]
+                summary[name] = c["c_lo"][ti]
+                intervals[name] = (c["c_lo"][ti], c["c_hi"][ti])
+                _given_values(summary, intervals, name, fig, cells[fam], e_tgt, e_req, ti, r, values, sens_of)
         rows.append(row)
     head: dict[str, float] = {}
     for fam, metric in (("F", "FA"), ("C", "CA"), ("B", "BA")):
@@ -436,15 +432,15 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         _, ti, r = best[fam]
         tg = targets[ti]
         req = requests[r]
+        groups = fig.groups(r, values)
         point = {a.name: a.hierarchy.leaves[int(c)] for a, c in zip(releases[0].qi_attributes, tg.point)}
         w = {"attack": fam, "target": rows[ti]["qid"], "point": point, "timestamp": tg.t, "release": req.j,
              "class": class_id(releases[req.j - 1], req.cls), **{x: rows[ti][fam][x] for x in
                                                                    ("size", "crack", "anonymity")},
-             "groups": [{"sensitive": str(sens_of[v]), "size": s, "crack": c} for v, s, c, _ in
-                        info[r]["groups"]]}
+             "groups": [{"sensitive": str(sens_of[v]), "size": s, "crack": c} for v, s, c, _ in groups]}
         if linking:
             w["linked_by"] = list(linking.columns)
-            for g, (v, *_) in zip(w["groups"], info[r]["groups"]):
+            for g, (v, *_) in zip(w["groups"], groups):
                 g["linked"] = str(shown_values[v])
         if attack.config["witness"] and engine is not None:
             w["generator"] = engine.witness(req, releases, shown_values, tg.point)
@@ -464,6 +460,31 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     return CorrespondenceResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds and not open_rows,
                                 worst=worst, targets=tuple(rows), bounds=bounds, notes=tuple(notes), proven=proven,
                                 reason=reason, stats=stats, shown=None if len(shown) == len(rows) else tuple(shown))
+
+
+def _given_values(summary: dict, intervals: dict, name: str, fig, cells: dict, e_tgt, e_req, ti: int, r: int,
+                  values, sens_of) -> None:
+    """A given target's per-value names ``<name>_<value>``: the crack of the groups of one sensitive value
+    added up (one group per linked value), over the classes that may attain the minimum (only the chosen
+    one when every such class is settled)."""
+    sel = cells["entries"]
+    at = np.flatnonzero(e_tgt[sel] == ti)
+    possible = e_req[sel[at]][cells["possible"][at]].tolist()
+    if all(fig.anon_lo[x] == fig.anon_hi[x] for x in possible):
+        possible = [r]
+    per_value: dict[str, tuple] = {}
+    for r2 in possible:
+        in_class: dict[str, list] = {}
+        for v, _, c, c_hi_v in fig.groups(r2, values):
+            acc = in_class.setdefault(f"{name}_{_safe(sens_of[v])}", [0, 0])
+            acc[0] += c
+            acc[1] += c_hi_v
+        for gname, (c, c_hi_v) in in_class.items():
+            old = per_value.get(gname, (c, c_hi_v))
+            per_value[gname] = (min(old[0], c), max(old[1], c_hi_v))
+    for gname, (lo, hi) in per_value.items():
+        summary[gname] = lo
+        intervals[gname] = (lo, hi)
 
 
 def _closed_answers(releases, nodes, requests, values, notes):

@@ -20,7 +20,7 @@ from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackResult
 
-__all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets", "group_sizes",
+__all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets",
            "parse_targets", "requests_of", "shown_rows"]
 
 
@@ -214,18 +214,6 @@ def requests_of(targets: Sequence[Target], nodes, n: int):
 
 
 # ---------------------------------------------------------------------- rows of the report
-def group_sizes(nd, cls: int) -> dict[int, int]:
-    """``{sensitive value: records}`` of class ``cls`` (all classes of the release computed once)."""
-    table = nd.__dict__.get("_group_sizes")
-    if table is None:
-        table = {}
-        for c, v, k in zip(nd.cls.tolist(), nd.value.tolist(), nd.count.tolist()):
-            row = table.setdefault(c, {})
-            row[v] = row.get(v, 0) + k
-        object.__setattr__(nd, "_group_sizes", table)
-    return dict(table.get(int(cls), {}))
-
-
 def _class_ids(release: Release) -> np.ndarray:
     """The published id of every class (the ``group`` column, else the class index from 1)."""
     if release.group is None:

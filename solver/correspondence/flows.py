@@ -68,7 +68,8 @@ _PARALLEL_WORK = 20_000_000
 _CHUNK_WORK = 100_000
 _MAX_CHUNKS = 64
 
-__all__ = ["BuddyGraph", "NoGenerator", "generator_json"]  # generator_json: solver.correspondence.flow_witness
+#: generator_json: re-exported from solver.correspondence.flow_witness
+__all__ = ["BuddyGraph", "NoGenerator", "generator_json", "expand_ranges"]
 
 
 class NoGenerator(InputError):
@@ -290,7 +291,7 @@ def answers_of(m: int, req: np.ndarray, value: np.ndarray, best: np.ndarray, ans
     return out
 
 
-def _expand(start: np.ndarray, end: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def expand_ranges(start: np.ndarray, end: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ranges ``[start[k], end[k])`` as one array, and beside every element its range's ``owner``."""
     lengths = (end - start).astype(np.int64)
     total = int(lengths.sum())
@@ -403,15 +404,15 @@ class TwoReleaseEngine:
         in_req = np.flatnonzero(tab.t == 2)
         # arc objectives: the arcs of every (region of R1, region of R2) pair of the signature, of the class
         s1, s2 = tab.start
-        e1, own1 = _expand(s1[arc_req], s1[arc_req + 1], arc_req)
-        e2, pos = _expand(s2[own1], s2[own1 + 1], np.arange(len(own1)))
+        e1, own1 = expand_ranges(s1[arc_req], s1[arc_req + 1], arc_req)
+        e2, pos = expand_ranges(s2[own1], s2[own1 + 1], np.arange(len(own1)))
         rq_a = own1[pos]
         keys_a = tab.regions[0][e1][pos] * nr + tab.regions[1][e2]
         uniq, start, ends, order = self._pairs
         pos = np.searchsorted(uniq, keys_a)
         found = pos < len(uniq)
         found[found] = uniq[pos[found]] == keys_a[found]
-        arcs, req_of = _expand(start[pos[found]], ends[pos[found]], rq_a[found])
+        arcs, req_of = expand_ranges(start[pos[found]], ends[pos[found]], rq_a[found])
         arcs = order[arcs]
         own = np.where(tab.j[req_of] == 1, n1.cls[g.tail[arcs]], n2.cls[g.head[arcs]]) == tab.cls[req_of]
         arcs, req_of = arcs[own], req_of[own]
@@ -422,9 +423,9 @@ class TwoReleaseEngine:
         n_cls2 = len(self._cls2[1]) - 1
         b_req = in_req[tab.cls[in_req] < n_cls2]
         c_of = tab.cls[b_req]
-        nodes, req_of = _expand(self._cls2[1][c_of], self._cls2[1][c_of + 1], b_req)
+        nodes, req_of = expand_ranges(self._cls2[1][c_of], self._cls2[1][c_of + 1], b_req)
         nodes = self._cls2[0][nodes]
-        e, own_b = _expand(s2[b_req], s2[b_req + 1], b_req)
+        e, own_b = expand_ranges(s2[b_req], s2[b_req + 1], b_req)
         allowed = own_b * nr + tab.regions[1][e]
         keep = np.isin(req_of * nr + n2.region[nodes], allowed)
         nodes, req_of = nodes[keep], req_of[keep]
