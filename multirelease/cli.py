@@ -158,17 +158,25 @@ _TARGETS_FILE_HELP = "write every target row of the attacks here (.csv, or .parq
                      "lists the worst ones"
 
 
-def _run_pipeline(pipeline, sc, scheduler: str | None, workers: int | None = None):
-    """``pipeline.run_scenario`` with the executor of ``--scheduler`` and ``--workers`` (:mod:`solver.executor`)."""
-    from solver.executor import executor_for
+@contextmanager
+def _executor(scheduler: str | None, workers: int | None = None):
+    """The executor of ``--scheduler`` and ``--workers`` (:mod:`solver.executor`; ``None`` without them), current
+    for reading the release files and for the pipeline, closed at the end."""
+    from solver.executor import executor_for, use_executor
 
     executor = executor_for(scheduler, workers) if scheduler or workers is not None else None
     try:
-        with progress_bar() as bar:
-            return pipeline.run_scenario(sc, progress=bar, executor=executor)
+        with use_executor(executor):
+            yield executor
     finally:
         if executor is not None:
             executor.close()
+
+
+def _run_pipeline(pipeline, sc, executor):
+    """``pipeline.run_scenario`` with ``executor`` (:func:`_executor`)."""
+    with progress_bar() as bar:
+        return pipeline.run_scenario(sc, progress=bar, executor=executor)
 
 
 def _finish(run, json_path: str | None, quiet: bool, out: Path | None = None, notation: str = "native", *,
@@ -221,13 +229,14 @@ def run(scenario: Path = typer.Argument(..., metavar="SCENARIO", help="the scena
     notation = _write_format(fmt)
     if targets is not None and targets not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", key="--targets")
-    sc = pipeline.load_scenario(scenario, waives=waive or [])
-    if targets is not None:
-        if targets == "population" and sc.data is None and any(s.snapshot is None for s in sc.steps):
-            raise InputError("targets: population needs the population: give 'data'", file=str(scenario),
-                             key="--targets")
-        sc.targets = targets
-    result = _run_pipeline(pipeline, sc, scheduler, workers)
+    with _executor(scheduler, workers) as executor:
+        sc = pipeline.load_scenario(scenario, waives=waive or [])
+        if targets is not None:
+            if targets == "population" and sc.data is None and any(s.snapshot is None for s in sc.steps):
+                raise InputError("targets: population needs the population: give 'data'", file=str(scenario),
+                                 key="--targets")
+            sc.targets = targets
+        result = _run_pipeline(pipeline, sc, executor)
     _finish(result, json_path, quiet, out, notation, html=html, targets_file=targets_file)
 
 
@@ -265,21 +274,23 @@ def certify(spec: Path = typer.Argument(..., metavar="SPEC",
     names = _page_names(ledger, raw_ids, html, "--ledger and --html")
     problems: list = []
     if ledger is not None:
-        from multirelease.ledger.operations import certify_plan_checked, integrity_line
-
         if require or attack or targets:
             raise InputError("--ledger certifies with the spec's attacks and requirements only", key="--ledger")
         if not releases:
             raise InputError("give the release files", key="--ledger")
-        sc, problems = certify_plan_checked(ledger, releases, spec, notation=notation)
-        if problems:  # first, before any table: the files are not the ones the ledger recorded
-            _text_console(json_path).print(f"certify: {integrity_line(problems)}", markup=False, highlight=False,
-                                           soft_wrap=True)
-    else:
-        _not_a_ledger_spec(spec)
-        sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
-                                   targets=targets, notation=notation, waives=waive or [])
-    result = _run_pipeline(pipeline, sc, scheduler, workers)
+    with _executor(scheduler, workers) as executor:
+        if ledger is not None:
+            from multirelease.ledger.operations import certify_plan_checked, integrity_line
+
+            sc, problems = certify_plan_checked(ledger, releases, spec, notation=notation)
+            if problems:  # first, before any table: the files are not the ones the ledger recorded
+                _text_console(json_path).print(f"certify: {integrity_line(problems)}", markup=False,
+                                               highlight=False, soft_wrap=True)
+        else:
+            _not_a_ledger_spec(spec)
+            sc = pipeline.certify_plan(spec, releases or [], requires=require or [], attack_names=attack or [],
+                                       targets=targets, notation=notation, waives=waive or [])
+        result = _run_pipeline(pipeline, sc, executor)
     if ledger is not None and problems:
         _finish_integrity("certify", result, problems, json_path, quiet, html=html, targets_file=targets_file,
                           names=names)

@@ -32,6 +32,9 @@ class InputError(MultireleaseError):
         self.key = key
         super().__init__(self.one_line())
 
+    def __reduce__(self):  # from a worker process as it was raised there: problem, file and key apart
+        return _input_error, (type(self), self.problem, self.file, self.key)
+
     def one_line(self) -> str:
         parts = [p for p in (self.file, self.key) if p]
         where = ": ".join(parts)
@@ -48,3 +51,7 @@ class InputError(MultireleaseError):
 
 class SolverError(MultireleaseError):
     """An exact engine failed in a way that is not a timeout (model invalid, solver error status)."""
+
+
+def _input_error(cls: type, problem: str, file: str | None, key: str | None) -> InputError:
+    return cls(problem, file=file, key=key)

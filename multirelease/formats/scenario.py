@@ -19,7 +19,8 @@ import pandas as pd
 from multirelease.errors import InputError
 from multirelease.expect import Expectation
 from multirelease.model.release import Release
-from multirelease.formats.release_csv import counterfeits_from_frame, read_release_csv, release_from_frame
+from multirelease.formats.release_csv import (counterfeits_from_frame, read_release_bytes, read_release_csv,
+                                             release_from_frame)
 from multirelease.model.schema import Schema
 from multirelease.model.sequence import Adversary
 from multirelease.model.table import Change, Table, read_table
@@ -141,7 +142,8 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     releases = doc.get("releases")
     if not isinstance(releases, list) or not releases:
         raise InputError("releases must be a non-empty list", file=source, key="releases")
-    steps = [_load_step(i, item, schema, data, base, source) for i, item in enumerate(releases, 1)]
+    files = _read_release_files(releases, schema, base, source)
+    steps = [_load_step(i, item, schema, data, base, source, files) for i, item in enumerate(releases, 1)]
 
     from multirelease.model.transitions import check_updates, load_transitions
 
@@ -203,7 +205,59 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
                     applied=applied, purpose=purpose, waive=[(w, f"waive[{j}]") for j, w in enumerate(waive)])
 
 
-def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str) -> ReleaseStep:
+#: release files of this many bytes in all (two files or more) are read by the executor's workers, one task each
+_PARALLEL_BYTES = 16_000_000
+
+
+def _read_release_task(task: tuple, schema: Schema) -> Any:
+    """One release file's bytes parsed (:func:`read_release_bytes`), or the bad input it holds."""
+    data, path, separator, anatomy, notation = task
+    try:
+        return read_release_bytes(data, schema, source=path, separator=separator, anatomy=anatomy,
+                                  notation=notation)
+    except InputError as exc:
+        return exc
+
+
+def _read_release_files(releases: list, schema: Schema, base: Path, source: str) -> dict[int, Any]:
+    """The release files of ``releases`` read at once by the current executor (:mod:`solver.executor`), one
+    task per file (issue 28: reading is most of what ``certify`` does outside the attacks): ``{index: Release
+    or the InputError it raised}``, each taken and raised by :func:`_load_step` in its turn, so that bad input
+    is told in the same order as when the files were read one by one.  Empty (each file read by
+    :func:`_load_step`) for fewer than two files, or small ones with local processes."""
+    from solver.executor import LocalExecutor, current_executor
+
+    from .arx import notation_of
+
+    jobs = []
+    for i, item in enumerate(releases, 1):
+        if not isinstance(item, Mapping) or "file" not in item or "publisher" in item:
+            continue
+        path = Path(str(item["file"]))
+        path = path if path.is_absolute() else base / path
+        anatomy = item.get("anatomy", False)
+        if not path.is_file() or not isinstance(anatomy, bool):
+            continue
+        try:
+            notation = notation_of(item.get("notation"), key=f"releases[{i - 1}].notation", file=source)
+        except InputError:
+            continue  # told by _load_step
+        sep = item.get("separator")
+        jobs.append((i, path, None if sep is None else str(sep), anatomy, notation))
+    ex = current_executor()
+    if len(jobs) < 2 or (isinstance(ex, LocalExecutor) and sum(j[1].stat().st_size for j in jobs) < _PARALLEL_BYTES):
+        return {}
+    tasks = []
+    for i, path, sep, anatomy, notation in jobs:
+        try:
+            tasks.append((path.read_bytes(), str(path), sep, anatomy, notation))
+        except OSError:
+            return {}  # read_release_csv says why
+    return {job[0]: out for job, out in zip(jobs, ex.map(_read_release_task, tasks, shared=schema))}
+
+
+def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str,
+               files: Mapping[int, Any] | None = None) -> ReleaseStep:
     key = f"releases[{i - 1}]"
     if not isinstance(item, Mapping):
         raise InputError("each release is {publisher: name, ...} or {file: path} or {rows: [...]}", file=source,
@@ -244,8 +298,13 @@ def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path
         from .arx import notation_of  # notation: native | arx (default: told from the file)
 
         sep = item.get("separator")
-        release = read_release_csv(path, schema, separator=None if sep is None else str(sep), anatomy=anatomy,
-                                   notation=notation_of(item.get("notation"), key=f"{key}.notation", file=source))
+        notation = notation_of(item.get("notation"), key=f"{key}.notation", file=source)
+        release = (files or {}).get(i)
+        if isinstance(release, InputError):
+            raise release
+        if release is None:
+            release = read_release_csv(path, schema, separator=None if sep is None else str(sep), anatomy=anatomy,
+                                       notation=notation)
         if counterfeits is not None:
             from dataclasses import replace
 

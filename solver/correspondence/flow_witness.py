@@ -133,10 +133,13 @@ def generator_json(nodes_list: Sequence[Nodes], releases, values, point, chains,
     for members, counts in chains:
         L = members.shape[1] if members.ndim == 2 else 0
         t = n - L + 1
-        for row, cnt in zip(members, counts):
-            mem = [(t - 1 + x, int(row[x])) for x in range(L)]
-            if shown is not None and not any(in_focus[r][i] for r, i in mem):
-                continue
+        listed = np.ones(len(members), bool)
+        if shown is not None and L:  # the chains through the focus class only
+            listed[:] = False
+            for x in range(L):
+                listed |= in_focus[t - 1 + x][members[:, x]]
+        for row, cnt in zip(members[listed].tolist(), counts[listed].tolist()):
+            mem = [(t - 1 + x, row[x]) for x in range(L)]
             p = _point_in(nodes_list, mem, point)
             entry: dict = {}
             if n == 2 and L == 2:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import pickle
 from pathlib import Path
 
 import pandas as pd
@@ -91,6 +92,54 @@ def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
     assert seen[-1] == (seen[0][0], "local")  # the same shards, solved by the worker processes
     doc = json.loads(inline)
     assert doc["attacks"]["correspondence"]["exact"] is True
+
+
+def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
+    """``certify`` reads its release files as executor tasks (one per file; forced here on small files): the
+    same report as reading them in this process, and bad input in a file read by a worker is the same one
+    line (file, key, problem) with exit 2."""
+    import multirelease.formats.scenario as scenario_mod
+
+    path = _census(tmp_path)
+    folder = tmp_path / "published"
+    assert main(["publish", str(path), "--out", str(folder)]) == 0
+    files = [str(folder / "release_1.csv"), str(folder / "release_2.csv")]
+    real = scenario_mod._read_release_files
+    read: list = []
+
+    def counted(*args):
+        out = real(*args)
+        read.append(len(out))  # files read by the executor's tasks
+        return out
+
+    monkeypatch.setattr(scenario_mod, "_read_release_files", counted)
+
+    def certify(workers: str, name: str) -> tuple[int, str]:
+        out = tmp_path / name
+        code = main(["certify", str(path), *files, "--attack", "correspondence", "--json", str(out), "--quiet",
+                     "--workers", workers])
+        return code, (out.read_text(encoding="utf-8") if out.exists() else capsys.readouterr().err)
+
+    inline = certify("0", "inline.json")  # two tasks, in this process
+    assert certify("2", "small.json") == inline and read[-1] == 0  # small files: read one by one, here
+    monkeypatch.setattr(scenario_mod, "_PARALLEL_BYTES", 0)
+    assert certify("2", "local.json") == inline and read[-1] == 2  # two tasks, in two worker processes
+    text = Path(files[1]).read_text(encoding="utf-8").splitlines()
+    head = text[0].split(",")
+    cells = text[5].split(",")
+    cells[head.index("sex")] = "Robot"
+    Path(files[1]).write_text("\n".join(text[:5] + [",".join(cells)] + text[6:]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    bad_local = certify("2", "bad_local.json")
+    bad_inline = certify("0", "bad_inline.json")
+    assert bad_local == bad_inline and bad_local[0] == 2
+    assert f"{files[1]}: column sex, line 6:" in bad_local[1].replace("\n", "")
+    # an error crosses processes whole: its problem, file and key apart (a caller may locate it further)
+    from multirelease.errors import InputError
+
+    back = pickle.loads(pickle.dumps(InputError("is not in the hierarchy", file="r.csv", key="column sex")))
+    assert (type(back), back.problem, back.file, back.key) == (InputError, "is not in the hierarchy", "r.csv",
+                                                                "column sex")
 
 
 def test_figures_do_not_depend_on_the_shards(tmp_path, monkeypatch):
