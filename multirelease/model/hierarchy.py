@@ -380,11 +380,19 @@ class Hierarchy:
     def encode(self, values: Iterable[Any]) -> np.ndarray:
         """Leaf codes of many raw values, vectorized through a pandas Categorical (raises on the first value
         that is not a leaf)."""
-        s = normalize_values(values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object))
-        codes = self._categories.get_indexer(s)
+        s = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+        if len(s) > 1000 and _all_text(s):  # a census column: its few distinct cells looked up once each
+            rows, distinct = pd.factorize(s, use_na_sentinel=False)
+            s = normalize_values(pd.Series(np.asarray(distinct, dtype=object), dtype=object))
+            codes = self._categories.get_indexer(s)[rows]
+        else:
+            s = normalize_values(s)
+            rows = None
+            codes = self._categories.get_indexer(s)
         bad = codes < 0
         if bad.any():
-            first = s.iloc[int(np.flatnonzero(bad)[0])]
+            first = int(np.flatnonzero(bad)[0])
+            first = s.iloc[first if rows is None else int(rows[first])]
             raise InputError(f"value '{first}' is not a leaf of the hierarchy of '{self.name}'")
         return codes.astype(np.int32)
 
@@ -467,6 +475,15 @@ class _Node:
     def __init__(self, label: str, children: list["_Node"]):
         self.label = label
         self.children = children
+
+
+def _all_text(series: pd.Series) -> bool:
+    """Is every cell text with no missing one (so that distinct cells are distinct texts: a factorization
+    would merge ``True`` and ``1``)?"""
+    if isinstance(series.dtype, pd.StringDtype):
+        return not series.isna().any()
+    return bool(len(series)) and all(isinstance(v, str) for v in series.head(64)) and \
+        bool(series.map(type).eq(str).all())
 
 
 def normalize_values(series: pd.Series) -> pd.Series:

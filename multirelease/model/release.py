@@ -171,6 +171,13 @@ class Release:
         published group of identical records)."""
         n = self.n_classes
         q = self.lo.shape[1]
+        sizes = np.asarray(self.class_sizes)
+        if n and q and len(sizes) == n and sizes.min() > 0:  # rows sorted by class, each class reduced at once
+            order = np.argsort(self.classes, kind="stable")
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            lo = np.minimum.reduceat(self.lo[order].astype(np.int64), starts, axis=0)
+            hi = np.maximum.reduceat(self.hi[order].astype(np.int64), starts, axis=0)
+            return self._closed(lo, hi)
         lo = np.full((n, q), np.iinfo(np.int32).max, dtype=np.int64)
         hi = np.full((n, q), -1, dtype=np.int64)
         np.minimum.at(lo, self.classes, self.lo)

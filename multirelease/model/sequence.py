@@ -144,4 +144,7 @@ def _public_part(snapshot: Table) -> Table:
     frame = snapshot.frame.copy()
     for name in sens:
         frame[name] = None
-    return Table(snapshot.schema, frame)
+    out = Table(snapshot.schema, frame)
+    if "qi_codes" in snapshot.__dict__:  # the same quasi-identifiers: their codes, computed once
+        out.__dict__["qi_codes"] = snapshot.qi_codes
+    return out

@@ -243,6 +243,11 @@ class Table:
             raise InputError("rows must be all mappings or all lists", file=source, key=key)
         return cls.from_frame(schema, frame, source=source, key=key, first_id=first_id)
 
+    def __getstate__(self) -> dict:  # pickled without the predecessor whose codes it may reuse (qi_codes)
+        state = dict(self.__dict__)
+        state.pop("_qi_from", None)
+        return state
+
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
         return len(self.frame)
@@ -253,7 +258,17 @@ class Table:
 
     @cached_property
     def qi_codes(self) -> np.ndarray:
-        """``(n, q)`` int32 leaf codes of the quasi-identifiers, in schema order."""
+        """``(n, q)`` int32 leaf codes of the quasi-identifiers, in schema order.  A snapshot made by
+        :meth:`apply` without updates of a quasi-identifier reuses its predecessor's codes for the records it
+        keeps and encodes its insertions only."""
+        derived = self.__dict__.get("_qi_from")
+        if derived is not None:
+            parent, kept, inserted = derived
+            parts = [parent.qi_codes[kept]]
+            if inserted is not None:
+                parts.append(Table(self.schema, inserted).qi_codes)
+            del self.__dict__["_qi_from"]  # the predecessor is not needed any more
+            return np.ascontiguousarray(np.concatenate(parts).astype(np.int32))
         cols = [self.schema[n].hierarchy.encode(self.frame[n]) for n in self.schema.quasi]
         if not cols:
             return np.zeros((len(self), 0), dtype=np.int32)
@@ -271,12 +286,14 @@ class Table:
     def apply(self, change: "Change") -> "Table":
         """The next snapshot: deletions, then updates, then insertions (each validated)."""
         frame = self.frame
+        kept = np.arange(len(frame))
         if change.delete:
             # membership tested once for the whole list (a per-id ``in frame.index`` costs microseconds each)
             known = pd.Index(list(change.delete), dtype=object).isin(frame.index)
             if not known.all():
                 missing = change.delete[int(np.flatnonzero(~known)[0])]
                 raise InputError(f"cannot delete unknown record '{missing}'", file=change.source, key=change.key)
+            kept = np.flatnonzero(~frame.index.isin(pd.Index(list(change.delete), dtype=object)))
             frame = frame.drop(index=list(change.delete))
         if change.update:
             frame = frame.copy()
@@ -315,7 +332,12 @@ class Table:
             if len(dup):
                 raise InputError(f"inserted record '{dup[0]}' already exists", file=change.source, key=change.key)
             frame = pd.concat([frame, change.insert[frame.columns]])
-        return Table(self.schema, frame)
+        out = Table(self.schema, frame)
+        quasi = set(self.schema.quasi)
+        if not any(quasi.intersection(values) for values in change.update.values()):
+            inserted = change.insert[frame.columns] if change.insert is not None and len(change.insert) else None
+            out.__dict__["_qi_from"] = (self, kept, inserted)  # qi_codes: the kept rows' codes, then the new ones
+        return out
 
 
 @dataclass(frozen=True, eq=False)

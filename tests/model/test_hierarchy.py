@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, strategies as st
 
@@ -218,3 +219,19 @@ def test_interval_outside_domain():
         h.parse("[5,15]")
     with pytest.raises(InputError, match="reversed"):
         h.parse("[15,12]")
+
+
+@given(st.data())
+def test_encoding_a_long_column_looks_up_each_distinct_cell(data):
+    """A census column (more than 1,000 cells) is encoded through its distinct cells: the same codes as one
+    cell at a time, whitespace and the arrow string dtype included, and a cell that is no leaf named."""
+    h = data.draw(hierarchies(max_leaves=6))
+    cells = data.draw(st.lists(st.sampled_from([*h.leaves, *(f" {x} " for x in h.leaves)]), min_size=1001,
+                               max_size=1200))
+    want = [h.code(c) for c in cells]
+    for dtype in (object, "string[pyarrow]", "string[python]"):
+        assert h.encode(pd.Series(cells, dtype=dtype)).tolist() == want
+    at = data.draw(st.integers(0, len(cells) - 1))
+    bad = cells[:at] + ["no such leaf"] + cells[at:]
+    with pytest.raises(InputError, match="value 'no such leaf' is not a leaf"):
+        h.encode(pd.Series(bad, dtype="string[pyarrow]"))
