@@ -26,7 +26,9 @@ class RequestFigures:
 
     A group of value ``v`` and ``s`` records whose answer says at most ``high`` (at least ``low``) of them can
     represent the target has crack ``[s - min(s, high), s - min(s, high, low)]``; values without an answer
-    count as ``0`` records (cracked entirely)."""
+    count as ``0`` records (cracked entirely).  ``answers``: a list of
+    :class:`~solver.correspondence.crack.CrackAnswer`, or exact answers as the arrays ``(request, value,
+    best)`` of :meth:`solver.correspondence.flows.TwoReleaseEngine.answer_arrays`."""
 
     def __init__(self, nodes, requests, answers, n_values: int):
         m = len(requests)
@@ -35,11 +37,15 @@ class RequestFigures:
         cls = np.fromiter((r.cls for r in requests), np.int64, m)
         self.j, self.cls = t_j, cls
         # answers as arrays sorted by (request, value)
-        lengths = np.fromiter((len(a.high) for a in answers), np.int64, m)
-        a_req = np.repeat(np.arange(m, dtype=np.int64), lengths)
-        a_val = np.fromiter((v for a in answers for v in a.high), np.int64, int(lengths.sum()))
-        a_high = np.fromiter((x for a in answers for x in a.high.values()), np.int64, len(a_val))
-        a_low = np.fromiter((a.low.get(v, 0) for a in answers for v in a.high), np.int64, len(a_val))
+        if isinstance(answers, tuple):
+            a_req, a_val, a_high = answers
+            a_low = a_high
+        else:
+            lengths = np.fromiter((len(a.high) for a in answers), np.int64, m)
+            a_req = np.repeat(np.arange(m, dtype=np.int64), lengths)
+            a_val = np.fromiter((v for a in answers for v in a.high), np.int64, int(lengths.sum()))
+            a_high = np.fromiter((x for a in answers for x in a.high.values()), np.int64, len(a_val))
+            a_low = np.fromiter((a.low.get(v, 0) for a in answers for v in a.high), np.int64, len(a_val))
         key_a = a_req * n_values + a_val
         order = np.argsort(key_a, kind="stable")
         key_a, a_high, a_low = key_a[order], a_high[order], a_low[order]

@@ -210,9 +210,15 @@ _PARALLEL_BYTES = 16_000_000
 
 
 def _read_release_task(task: tuple, schema: Schema) -> Any:
-    """One release file's bytes parsed (:func:`read_release_bytes`), or the bad input it holds."""
+    """One release file parsed (:func:`read_release_bytes`; its bytes as sent, else read here from its path),
+    or the bad input it holds."""
     data, path, separator, anatomy, notation = task
     try:
+        if data is None:
+            try:
+                data = Path(path).read_bytes()
+            except OSError as exc:
+                raise InputError(f"cannot read ({exc.strerror})", file=path) from None
         return read_release_bytes(data, schema, source=path, separator=separator, anatomy=anatomy,
                                   notation=notation)
     except InputError as exc:
@@ -247,10 +253,13 @@ def _read_release_files(releases: list, schema: Schema, base: Path, source: str)
     ex = current_executor()
     if len(jobs) < 2 or (isinstance(ex, LocalExecutor) and sum(j[1].stat().st_size for j in jobs) < _PARALLEL_BYTES):
         return {}
+    # a worker on this machine reads the file itself (a file of 10^7 records is half a gigabyte that this
+    # process need not hold and send); a remote cluster is sent its bytes
+    remote = getattr(ex, "name", "") == "dask" and getattr(ex, "address", None) != "local"
     tasks = []
     for i, path, sep, anatomy, notation in jobs:
         try:
-            tasks.append((path.read_bytes(), str(path), sep, anatomy, notation))
+            tasks.append((path.read_bytes() if remote else None, str(path), sep, anatomy, notation))
         except OSError:
             return {}  # read_release_csv says why
     return {job[0]: out for job, out in zip(jobs, ex.map(_read_release_task, tasks, shared=schema))}

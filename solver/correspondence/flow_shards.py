@@ -174,6 +174,12 @@ class ShardedEngine:
         return tasks, ex
 
     def answer(self, requests) -> list:
+        """Per request, the :class:`~solver.correspondence.crack.CrackAnswer` (exact)."""
+        req, value, best = self.answer_arrays(requests)
+        return answers_of(len(requests), req, value, best, CrackAnswer)
+
+    def answer_arrays(self, requests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The answers as :meth:`TwoReleaseEngine.answer_arrays` gives them (sorted by request, then value)."""
         n1, n2 = self.nodes
         table = RequestTable.of(requests)
         self._shared = Shared(table, self.pairs, (_frame(n1), _frame(n2)))
@@ -196,7 +202,7 @@ class ShardedEngine:
                 comp[l][t.ids[l]] = a.comp[l].astype(np.int64) + offset
             offset += int(max(a.comp[0].max(initial=-1), a.comp[1].max(initial=-1))) + 1
         self._comp = comp
-        return answers_of(len(table), req[by], value[by], best[by], CrackAnswer)
+        return req[by], value[by], best[by]
 
     def _request_index(self, req) -> int:
         tab = self._shared.requests
