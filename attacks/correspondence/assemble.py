@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from multirelease.model.release import Release
+from solver.correspondence.crack import RequestTable
 from solver.correspondence.flows import expand_ranges
 
-from .targets import class_id
+from .targets import TargetTable, class_id
 
 __all__ = ["RequestFigures", "family_cells", "qid_labels"]
 
@@ -31,10 +32,10 @@ class RequestFigures:
     best)`` of :meth:`solver.correspondence.flows.TwoReleaseEngine.answer_arrays`."""
 
     def __init__(self, nodes, requests, answers, n_values: int):
-        m = len(requests)
+        tab = RequestTable.of(requests)
+        m = len(tab)
         self.values = n_values
-        t_j = np.fromiter((r.j for r in requests), np.int64, m)
-        cls = np.fromiter((r.cls for r in requests), np.int64, m)
+        t_j, cls = tab.j, tab.cls
         self.j, self.cls = t_j, cls
         # answers as arrays sorted by (request, value)
         if isinstance(answers, tuple):
@@ -140,16 +141,24 @@ def qid_labels(release: Release, targets) -> list[dict[str, str]]:
     attrs = release.qi_attributes
     names = [a.name for a in attrs]
     out: list[Any] = [None] * len(targets)
-    single = [i for i, tg in enumerate(targets) if all(len(x) == 1 for x in tg.leaves)]
-    if single:
+    if isinstance(targets, TargetTable):  # the population's points, then the given targets
+        single = list(range(targets.rows))
+        more = [i for i, tg in enumerate(targets.extra, targets.rows) if all(len(x) == 1 for x in tg.leaves)]
+        codes = np.concatenate([targets.point.reshape(targets.rows, len(attrs)),
+                                np.asarray([[x[0] for x in targets[i].leaves] for i in more],
+                                           np.int64).reshape(len(more), len(attrs))]).astype(np.int64)
+        single += more
+    else:
+        single = [i for i, tg in enumerate(targets) if all(len(x) == 1 for x in tg.leaves)]
         codes = np.asarray([[x[0] for x in targets[i].leaves] for i in single], np.int64).reshape(len(single),
                                                                                                      len(attrs))
+    if single:
         columns = [np.asarray(a.hierarchy.leaves, dtype=object)[codes[:, k]].tolist() for k, a in enumerate(attrs)]
         for i, labels in zip(single, zip(*columns)):
             out[i] = dict(zip(names, labels))
-    for i, tg in enumerate(targets):
+    for i in range(len(targets)):
         if out[i] is None:
-            out[i] = leaf_labels(release, tg.leaves)
+            out[i] = leaf_labels(release, targets[i].leaves)
     return out
 
 

@@ -86,6 +86,7 @@ from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackBase, AttackResult, Progress
 from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets, parse_targets,
+                      target_arrays,
                       requests_of, shown_rows)
 
 #: the crack questions of the targets (kept under this name for the tests and benchmarks)
@@ -334,14 +335,10 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     k = attack.config.get("k")
     fig = RequestFigures(nodes, requests, answers, len(values))
     # every (target, candidate request) in the targets' order, and each one's attack families
-    lengths = np.fromiter((len(m) for m in where), np.int64, len(where))
-    e_tgt = np.repeat(np.arange(len(where), dtype=np.int64), lengths)
-    e_rel = np.fromiter((j for m in where for j, _ in m), np.int64, int(lengths.sum()))
-    e_req = np.fromiter((r for m in where for _, r in m), np.int64, len(e_rel))
+    e_tgt, e_rel, e_req = where.tgt, where.rel, where.req
     e_pos = np.arange(len(e_rel), dtype=np.int64)
-    t_of = np.fromiter((tg.t for tg in targets), np.int64, len(targets))
-    weight = np.fromiter((tg.weight for tg in targets), np.int64, len(targets))
-    base = np.fromiter((tg.given is None for tg in targets), bool, len(targets))
+    arrays = target_arrays(targets)
+    t_of, weight, base = arrays["t"], arrays["weight"], arrays["given"] == 0
     e_t = t_of[e_tgt]
     fam_of = {"F": (e_rel == e_t) & (e_t < n), "C": e_rel > e_t, "B": (e_rel == e_t) & (e_t >= 2)}
     cells = {}
@@ -385,14 +382,15 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     columns = {fam: {x: cells[fam][x].tolist() for x in ("has", "req", "id", "a_lo", "a_hi", "c_lo", "c_hi", "open")}
                for fam in FAMILIES}
     size, n_groups, n_cracked = fig.size.tolist(), fig.n_groups.tolist(), fig.n_cracked.tolist()
+    t_list, people, points, given = (arrays[x].tolist() for x in ("t", "people", "weight", "given"))
     rows = []
-    for ti, tg in enumerate(targets):
-        row: dict[str, Any] = {"qid": labels[ti], "timestamp": tg.t}
-        if tg.people:
-            row["individuals"] = tg.people
-            row["points"] = tg.weight
-        if tg.given:
-            row["target"] = tg.given
+    for ti in range(len(t_list)):
+        row: dict[str, Any] = {"qid": labels[ti], "timestamp": t_list[ti]}
+        if people[ti]:
+            row["individuals"] = people[ti]
+            row["points"] = points[ti]
+        if given[ti]:
+            row["target"] = given[ti]
         for fam in FAMILIES:
             c = columns[fam]
             if not c["has"][ti]:
@@ -408,8 +406,8 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             cell["groups"] = n_groups[r]
             cell["groups_cracked"] = n_cracked[r]
             row[fam] = cell
-            if tg.given is not None:
-                name = f"{fam}_{tg.given}"
+            if given[ti]:
+                name = f"{fam}_{given[ti]}"
                 summary[name] = c["c_lo"][ti]
                 intervals[name] = (c["c_lo"][ti], c["c_hi"][ti])
                 _given_values(summary, intervals, name, fig, cells[fam], e_tgt, e_req, ti, r, values, sens_of)
@@ -421,7 +419,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             intervals[metric] = anon_of[fam]
         else:
             notes.append(f"no target for the {fam}-attack: {metric} is not reported")
-    head["targets"] = sum(tg.weight for tg in targets if tg.given is None)
+    head["targets"] = int(weight[base].sum())
     head["cracked"] = cracked[0]
     intervals["cracked"] = tuple(cracked)
     if k is not None:

@@ -10,6 +10,7 @@ timestamp.  :func:`requests_of` turns them into the crack questions of :mod:`sol
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence as SequenceABC
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -20,8 +21,8 @@ from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackResult
 
-__all__ = ["CorrespondenceResult", "Target", "base_targets", "class_id", "given_targets",
-           "parse_targets", "requests_of", "shown_rows"]
+__all__ = ["CorrespondenceResult", "Entries", "Target", "TargetTable", "base_targets", "class_id", "given_targets",
+           "parse_targets", "requests_of", "shown_rows", "target_arrays"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,58 @@ class Target:
     given: int | None = None  # 1-based position in the ``targets`` parameter
     people: int = 0  # individuals of the population behind this target
     weight: int = 1  # distinct (point, timestamp) targets of the population this one stands for
+
+
+class TargetTable(SequenceABC):
+    """The population's targets as arrays (issue 28: a census has 10^5 of them): target ``i`` has QI point
+    ``point[i]`` (a leaf code per attribute, so its leaves are single), timestamp ``t[i]``, signature
+    ``tuple(sets[x] for x in sig[i])``, ``people[i]`` individuals and weight ``weight[i]``; the ``extra``
+    targets (given ones, as :class:`Target`) follow.  A sequence of :class:`Target`, each made when asked for;
+    :func:`requests_of` and the report read the arrays."""
+
+    def __init__(self, point: np.ndarray, t: np.ndarray, sig: np.ndarray, sets: Sequence[frozenset],
+                 people: np.ndarray, weight: np.ndarray, extra: Sequence[Target] = ()):
+        self.point, self.t, self.sig, self.sets = point, t, sig, list(sets)
+        self.people, self.weight, self.extra = people, weight, list(extra)
+        self.rows = int(len(t))
+
+    def __len__(self) -> int:
+        return self.rows + len(self.extra)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i >= self.rows:
+            return self.extra[i - self.rows]
+        point = tuple(self.point[i].tolist())
+        return Target(point=point, leaves=tuple((c,) for c in point), t=int(self.t[i]),
+                      signature=tuple(self.sets[x] for x in self.sig[i].tolist()), people=int(self.people[i]),
+                      weight=int(self.weight[i]))
+
+    def __add__(self, other: Sequence[Target]) -> "TargetTable":
+        return TargetTable(self.point, self.t, self.sig, self.sets, self.people, self.weight,
+                           [*self.extra, *other])
+
+
+def target_arrays(targets: Sequence[Target]) -> dict[str, np.ndarray]:
+    """``t``, ``weight``, ``people`` and ``given`` (0 for the population's) of every target, as arrays."""
+    m = len(targets)
+    if isinstance(targets, TargetTable):
+        extra = targets.extra
+        return {"t": np.concatenate([targets.t, [tg.t for tg in extra]]).astype(np.int64),
+                "weight": np.concatenate([targets.weight, [tg.weight for tg in extra]]).astype(np.int64),
+                "people": np.concatenate([targets.people, [tg.people for tg in extra]]).astype(np.int64),
+                "given": np.concatenate([np.zeros(targets.rows, np.int64),
+                                         [tg.given or 0 for tg in extra]]).astype(np.int64)}
+    return {"t": np.fromiter((tg.t for tg in targets), np.int64, m),
+            "weight": np.fromiter((tg.weight for tg in targets), np.int64, m),
+            "people": np.fromiter((tg.people for tg in targets), np.int64, m),
+            "given": np.fromiter((tg.given or 0 for tg in targets), np.int64, m)}
 
 
 def parse_targets(spec: Any, *, file: str | None, key: str) -> list[tuple[dict, int]]:
@@ -121,7 +174,6 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
 
     releases = view.releases
     n = len(releases)
-    quasi = releases[0].quasi
     pop = view.population
     if getattr(view, "targets", "population") == "population" and len(pop) == n and all(
             p is not None for p in pop):
@@ -135,7 +187,7 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
     return out
 
 
-def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> list[Target]:
+def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> TargetTable:
     import pandas as pd
 
     from solver.correspondence.regions import signature_ids, unique_rows
@@ -170,47 +222,104 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
     _, first, ginv, weight = unique_rows(group_key)
     people = np.bincount(ginv, weights=counts, minlength=len(first)).astype(np.int64)
     order = np.argsort(first, kind="stable")  # targets in the order of their first (point, t)
-    out = []
-    for g in order.tolist():
-        r = int(first[g])
-        point = tuple(int(c) for c in keys[r, :-1])
-        out.append(Target(point=point, leaves=tuple((c,) for c in point), t=int(t[r]),
-                          signature=tuple(sets[int(x)] for x in sig[r]), people=int(people[g]),
-                          weight=int(weight[g])))
+    r = first[order]
     if skipped:
         notes.append(f"{skipped} individuals of the population lie outside every published region of a "
                      f"release they should appear in; they are not targets")
-    return out
+    return TargetTable(point=keys[r, :-1], t=t[r], sig=sig[r], sets=sets, people=people[order],
+                       weight=weight[order].astype(np.int64))
+
+
+@dataclass(frozen=True, eq=False)
+class Entries:
+    """Every target's candidate requests as arrays, target by target in the targets' order (then by cracking
+    release, then by class): entry ``k`` is request ``req[k]``, a class of release ``rel[k]`` (1-based), asked
+    for target ``tgt[k]``."""
+
+    tgt: np.ndarray
+    rel: np.ndarray
+    req: np.ndarray
+
+    def __len__(self) -> int:
+        return int(len(self.tgt))
+
+    def of(self, target: int) -> list[tuple[int, int]]:
+        """Target ``target``'s ``[(j, request index)]``."""
+        at = np.flatnonzero(self.tgt == target)
+        return list(zip(self.rel[at].tolist(), self.req[at].tolist()))
 
 
 def requests_of(targets: Sequence[Target], nodes, n: int):
     """All crack questions: for every target at ``T_t`` and every ``j >= t``, each class of ``R_j`` holding a
-    region that contains the target.  Returns the unique requests and, per target, ``[(j, request index)]``."""
-    from solver.correspondence.crack import CrackRequest
+    region that contains the target (Fung et al., section 4: the classes the adversary may read the target
+    in).  Returns the distinct requests as a :class:`~solver.correspondence.crack.RequestTable` (numbered in
+    the order they are first asked) and every target's :class:`Entries`.
 
-    region_classes = []
-    for nd in nodes:
-        m: dict[int, set] = {}
-        for r, c in zip(nd.region.tolist(), nd.cls.tolist()):
-            m.setdefault(r, set()).add(c)
-        region_classes.append(m)
-    index: dict = {}
-    requests = []
-    where = []
-    for tg in targets:
-        mine = []
-        for j in range(tg.t, n + 1):
-            classes = set()
-            for r in tg.signature[j - 1]:
-                classes |= region_classes[j - 1].get(r, set())
-            for c in sorted(classes):
-                req = CrackRequest(t=tg.t, j=j, cls=c, signature=tg.signature)
-                if req not in index:
-                    index[req] = len(requests)
-                    requests.append(req)
-                mine.append((j, index[req]))
-        where.append(mine)
-    return requests, where
+    Computed over arrays (issue 28: a census has 10^5 targets and as many questions): the distinct region sets
+    of the signatures are numbered, each one's classes per release found once (a join of its regions with the
+    release's (region, class) pairs), and the (target, release, class) entries expanded from them; two
+    targets with the same timestamp and signature ask the same requests."""
+    from solver.correspondence.crack import RequestTable
+    from solver.correspondence.flows import expand_ranges
+    from solver.correspondence.regions import unique_rows
+
+    m = len(targets)
+    table = isinstance(targets, TargetTable)
+    index: dict[frozenset, int] = {x: i for i, x in enumerate(targets.sets)} if table else {}
+    others = targets.extra if table else targets
+    sig = np.array([[index.setdefault(s, len(index)) for s in tg.signature] for tg in others],
+                   np.int64).reshape(len(others), n)
+    t = target_arrays(targets)["t"]
+    if table:
+        sig = np.concatenate([targets.sig.astype(np.int64).reshape(targets.rows, n), sig])
+    sets = list(index)
+    n_sets = len(sets)
+    s_len = np.fromiter((len(x) for x in sets), np.int64, n_sets)
+    s_start = np.concatenate([[0], np.cumsum(s_len)]).astype(np.int64)
+    s_reg = np.fromiter((r for x in sets for r in sorted(x)), np.int64, int(s_len.sum()))
+    reg_owner = np.repeat(np.arange(n_sets, dtype=np.int64), s_len)
+    # per release l, the classes of each region set used there (CSR over l * n_sets + set)
+    starts, classes = [np.zeros(1, np.int64)], []
+    offset = 0
+    for l in range(n):
+        nd = nodes[l]
+        used = np.zeros(n_sets, bool)
+        used[sig[t <= l + 1, l]] = True
+        pairs = unique_rows(np.column_stack([nd.region, nd.cls]).astype(np.int64))[0]
+        keep = used[reg_owner]
+        lo = np.searchsorted(pairs[:, 0], s_reg[keep], "left")
+        hi = np.searchsorted(pairs[:, 0], s_reg[keep], "right")
+        idx, owner = expand_ranges(lo, hi, reg_owner[keep])
+        got = unique_rows(np.column_stack([owner, pairs[idx, 1]]))[0] if len(idx) else np.zeros((0, 2), np.int64)
+        starts.append(np.searchsorted(got[:, 0], np.arange(1, n_sets + 1)) + offset)
+        classes.append(got[:, 1])
+        offset += len(got)
+    c_start = np.concatenate(starts)
+    c_cls = np.concatenate(classes) if classes else np.zeros(0, np.int64)
+    # the entries: every (target, j >= t), then each class of its set at j
+    g, jl = np.nonzero(np.arange(n)[None, :] >= t[:, None] - 1)
+    key = jl * n_sets + sig[g, jl]
+    idx, owner = expand_ranges(c_start[key], c_start[key + 1], np.arange(len(g), dtype=np.int64))
+    e_tgt, e_rel, e_cls = g[owner].astype(np.int64), jl[owner].astype(np.int64) + 1, c_cls[idx]
+    # distinct requests (timestamp, release, class, signature), numbered by first asking
+    sig_id = unique_rows(sig)[2] if m else np.zeros(0, np.int64)
+    if len(e_tgt):
+        _, first, inv, _ = unique_rows(np.column_stack([t[e_tgt], e_rel, e_cls, sig_id[e_tgt]]))
+        rank = np.empty(len(first), np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        e_req = rank[inv]
+        first = np.sort(first)
+    else:
+        first = e_req = np.zeros(0, np.int64)
+    who = e_tgt[first]
+    r_start, r_regions = [], []
+    for l in range(n):
+        s = sig[who, l]
+        lengths = s_len[s]
+        r_start.append(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        r_regions.append(s_reg[expand_ranges(s_start[s], s_start[s + 1], s)[0]])
+    table = RequestTable(t=t[who], j=e_rel[first], cls=e_cls[first], start=tuple(r_start), regions=tuple(r_regions))
+    return table, Entries(tgt=e_tgt, rel=e_rel, req=e_req)
 
 
 # ---------------------------------------------------------------------- rows of the report
@@ -238,7 +347,7 @@ def shown_rows(targets, ranked: dict, limit: int, families: Sequence[str]) -> li
     in target order.  A report does not grow with the table."""
     if len(targets) <= limit:
         return list(range(len(targets)))
-    keep = {i for i, tg in enumerate(targets) if tg.given is not None}
+    keep = set(np.flatnonzero(target_arrays(targets)["given"]).tolist())
     per = max(1, limit // len(families))
     for fam in families:
         keep.update(ti for _, _, ti in sorted(ranked[fam])[:per])

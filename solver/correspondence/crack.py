@@ -56,7 +56,8 @@ class CrackAnswer:
 class RequestTable:
     """Many :class:`CrackRequest` as arrays (what an engine reads, and what a worker process is sent):
     ``t``, ``j``, ``cls`` per request, and per release ``l`` the signature's regions in CSR form - request
-    ``i``'s regions of release ``l`` are ``regions[l][start[l][i]:start[l][i + 1]]``, ascending."""
+    ``i``'s regions of release ``l`` are ``regions[l][start[l][i]:start[l][i + 1]]``, ascending.  A sequence of
+    requests: ``table[i]`` and iteration give :class:`CrackRequest` objects, made when asked for."""
 
     t: np.ndarray
     j: np.ndarray
@@ -66,6 +67,12 @@ class RequestTable:
 
     def __len__(self) -> int:
         return int(len(self.t))
+
+    def __getitem__(self, i: int) -> CrackRequest:
+        return self.request(int(i))
+
+    def __iter__(self):
+        return (self.request(i) for i in range(len(self)))
 
     def request(self, i: int) -> CrackRequest:
         """Request ``i`` as a :class:`CrackRequest`."""

@@ -336,6 +336,18 @@ def test_population_targets():
     assert res.summary["FA"] == 4 and res.summary["BA"] == 4
 
 
+def _growing(data, max_n: int, max_new: int):
+    """2..``max_n`` releases (cuts, local recodings or Mondrian regions) of a growing table, each adding
+    1..``max_new`` records, and their snapshots."""
+    n = data.draw(st.integers(2, max_n))
+    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
+    schema = data.draw(schemas(max_quasi=3, max_leaves=4, max_sensitive=2, subsets=False))
+    sizes = [data.draw(st.integers(1, max_new)) for _ in range(n)]
+    table = data.draw(raw_tables(schema, min_size=sum(sizes), max_size=sum(sizes)))
+    snaps = [table.subset(table.ids[:sum(sizes[:i + 1])]) for i in range(n)]
+    return [data.draw(kind(s))[0] for s in snaps], snaps
+
+
 class _PerPoint(Correspondence):
     """The reference: one target row per distinct (QI point, timestamp) of the population."""
 
@@ -349,13 +361,7 @@ def test_aggregated_targets_equal_per_point_targets(data):
     by its points) give the figures of one row per point: every summary metric (``targets``, ``cracked``,
     ``violations`` weighted), the worst cases with their generators, and every point's row equals the row of
     its aggregate."""
-    n = data.draw(st.integers(2, 3))
-    kind = data.draw(st.sampled_from([cut_releases, local_recodings, mondrian_regions]))
-    schema = data.draw(schemas(max_quasi=3, max_leaves=4, max_sensitive=2, subsets=False))
-    sizes = [data.draw(st.integers(1, 8)) for _ in range(n)]
-    table = data.draw(raw_tables(schema, min_size=sum(sizes), max_size=sum(sizes)))
-    snaps = [table.subset(table.ids[:sum(sizes[:i + 1])]) for i in range(n)]
-    rels = [data.draw(kind(s))[0] for s in snaps]
+    rels, snaps = _growing(data, 3, 8)
     k = data.draw(st.integers(1, 4))
     agg = Correspondence(k=k).run(view_of(rels, snaps))
     ref = _PerPoint(k=k).run(view_of(rels, snaps))
@@ -371,6 +377,49 @@ def test_aggregated_targets_equal_per_point_targets(data):
         assert {f: row.get(f) for f in "FCB"} == {f: mine.get(f) for f in "FCB"}, key
     cells = {tuple(str(r.get(f)) for f in "FCB") for r in agg.targets}
     assert all(tuple(str(r.get(f)) for f in "FCB") in cells for r in ref.targets)
+
+
+def _requests_by_loop(targets, nodes, n):
+    """The reference of ``requests_of``, read off section 4 of Fung et al. target by target: for every ``j >= t``
+    each class of ``R_j`` holding a region of the target's signature, requests numbered as first asked."""
+    from solver.correspondence.crack import CrackRequest
+
+    index, where = {}, []
+    for tg in targets:
+        mine = []
+        for j in range(tg.t, n + 1):
+            nd = nodes[j - 1]
+            classes = {c for r, c in zip(nd.region.tolist(), nd.cls.tolist()) if r in tg.signature[j - 1]}
+            for c in sorted(classes):
+                req = CrackRequest(t=tg.t, j=j, cls=c, signature=tg.signature)
+                mine.append((j, index.setdefault(req, len(index))))
+        where.append(mine)
+    return list(index), where
+
+
+@fast(30)
+@given(st.data())
+def test_requests_of_arrays_equal_the_loop_over_targets(data):
+    """The crack questions computed over arrays (population targets as a table, given targets after them, as
+    the attack asks them) are those of the loop over targets: the same requests in the same order, and per
+    target the same ``(release, request)`` list."""
+    from attacks.correspondence.targets import base_targets, given_targets, requests_of
+    from solver.correspondence.regions import aggregate, sensitive_codes
+
+    rels, snaps = _growing(data, 4, 6)
+    n = len(rels)
+    codes, _ = sensitive_codes(rels)
+    nodes = [aggregate(r, c) for r, c in zip(rels, codes)]
+    view = view_of(rels, snaps if data.draw(st.booleans()) else ())
+    qi = rels[0].qi_attributes
+    given_spec = [({a.name: a.hierarchy.leaves[data.draw(st.integers(0, len(a.hierarchy.leaves) - 1))]
+                    for a in qi}, data.draw(st.integers(1, n))) for _ in range(data.draw(st.integers(0, 3)))]
+    targets = base_targets(view, nodes, [], aggregate=data.draw(st.booleans())) + given_targets(view, nodes,
+                                                                                                 given_spec)
+    table_, entries = requests_of(targets, nodes, n)
+    want, where = _requests_by_loop(list(targets), nodes, n)
+    assert list(table_) == want
+    assert [entries.of(i) for i in range(len(targets))] == where
 
 
 def test_report_rows_are_the_worst_targets():
