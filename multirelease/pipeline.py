@@ -450,11 +450,12 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
                    states: Mapping[str, dict] | None = None) -> None:
     """Publish or read every release into ``run.sequence``: the one place where dynamics are applied.
     ``states`` (publisher name -> state) continues a sequence made earlier (a ledger's step)."""
-    from multirelease.reports.document import compute_release_metrics
+    from multirelease.reports.document import compute_metrics_all
 
     seq = run.sequence
     table = scenario.data
     states = dict(states or {})
+    built = []
     for step in scenario.steps:
         notify(f"release {step.index}", step.index - 1, total)
         t0 = time.perf_counter()
@@ -490,7 +491,8 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
             seq.append(step.given, None, snap)
             run.states.append({})
         run.timings[f"release {step.index}"] = time.perf_counter() - t0
-        run.release_metrics.append(compute_release_metrics(seq.releases[-1], seq.snapshots[-1]))
+        built.append((seq.releases[-1], seq.snapshots[-1]))
+    run.release_metrics.extend(compute_metrics_all(built))  # side by side (issue 28)
 
 
 # ---------------------------------------------------------------------- 2. attack
@@ -658,18 +660,19 @@ def run_scenario(scenario: Scenario, progress: Step | None = None, *, attack: bo
                  states: Mapping[str, dict] | None = None, executor: Any = None) -> ScenarioRun:
     """Build the sequence, attack it (unless ``attack`` is false: ``publish``), judge the requirements;
     ``states`` continues the publishers' sequence (:func:`ledger_plan`); ``executor``
-    (:mod:`solver.executor`, e.g. Dask for ``--scheduler``) solves the attacks' independent components
-    (default: local processes) - the same figures whichever it is."""
+    (:mod:`solver.executor`, e.g. Dask for ``--scheduler``) computes the releases' metrics and solves the
+    attacks' independent components (default: local processes) - the same figures whichever it is."""
     from solver.executor import use_executor
 
     notify = progress or (lambda *_: None)
     run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
     total = len(scenario.steps) + (len(scenario.attacks) if attack else 0)
-    build_sequence(scenario, run, notify, total, states)
-    run.targets = resolve_targets(scenario, run.sequence)
-    if attack:
-        with use_executor(executor):
+    with use_executor(executor):  # the releases' metrics, and the attacks' components
+        build_sequence(scenario, run, notify, total, states)
+        run.targets = resolve_targets(scenario, run.sequence)
+        if attack:
             run_attacks(scenario, run, notify, total)
+    if attack:
         run.judged = judge(requirements(scenario), run.results, run.release_metrics)
     notify("done", total, total)
     return run

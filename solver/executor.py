@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from multirelease.errors import InputError
 
 __all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "available_cores", "executor_for",
-           "current_executor",
+           "current_executor", "executor_for_work",
            "plan_chunks", "use_executor", "chunks"]
 
 
@@ -222,7 +222,12 @@ def plan_chunks(sizes: Sequence[int], *, chunk_work: int, max_chunks: int, paral
     there is one chunk, or when local processes would get less than ``parallel_work`` in all."""
     total = sum(sizes)
     parts = chunks(sizes, max(1, min(max_chunks, total // chunk_work)))
+    ex = executor_for_work(total, parallel_work, executor)
+    return parts, (InlineExecutor() if len(parts) < 2 else ex)
+
+
+def executor_for_work(total: int, parallel_work: int, executor: Executor | None = None) -> Executor:
+    """Who runs the tasks of ``total`` work: ``executor`` (else :func:`current_executor`), or this process when
+    local processes would get less than ``parallel_work`` in all (forking a pool costs more than that)."""
     ex = executor if executor is not None else current_executor()
-    if len(parts) < 2 or (isinstance(ex, LocalExecutor) and total < parallel_work):
-        ex = InlineExecutor()
-    return parts, ex
+    return InlineExecutor() if isinstance(ex, LocalExecutor) and total < parallel_work else ex

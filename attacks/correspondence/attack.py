@@ -221,7 +221,7 @@ class Correspondence(AttackBase):
         problem = _problem(view)
         if problem is not None:
             raise InputError(f"correspondence: {problem}")
-        from solver.correspondence.regions import aggregate, sensitive_codes
+        from solver.correspondence.regions import aggregate_all, sensitive_codes
 
         releases = view.releases
         n = len(releases)
@@ -231,7 +231,7 @@ class Correspondence(AttackBase):
         codes, values = sensitive_codes(releases, [linking.values(r) for r in releases] if linking else None)
         if linking.note():
             notes.append(linking.note())
-        nodes = [aggregate(r, c) for r, c in zip(releases, codes)]
+        nodes = aggregate_all(releases, codes)
         if progress:
             progress(0, 3, "targets")
         targets = self._targets(view, nodes, notes)

@@ -43,6 +43,7 @@ of a 30,162-record Adult release takes a few tens of milliseconds.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -53,7 +54,7 @@ from .table import Table
 
 __all__ = [
     "loss_metric", "entropy_metric", "leaf_frequencies", "discernibility", "discernibility_normalized",
-    "average_information_loss", "fem", "vem", "release_metrics", "class_real_sizes",
+    "average_information_loss", "fem", "vem", "release_metrics", "class_real_sizes", "SnapshotFigures",
 ]
 
 _UNPUBLISHED = ("suppressed", "ignore")
@@ -240,7 +241,25 @@ def row_loss(release: Release, lo: np.ndarray | None = None, hi: np.ndarray | No
 
 
 # ---------------------------------------------------------------------- EM
-def leaf_frequencies(snapshot: Table) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class SnapshotFigures:
+    """What a release's metrics read of its snapshot - its size and :func:`leaf_frequencies` - computed where
+    the table is, so that a worker computing the metrics is sent these instead of the table (issue 28)."""
+
+    size: int
+    frequencies: dict
+
+    def __len__(self) -> int:
+        return self.size
+
+    @classmethod
+    def of(cls, snapshot: Table | SnapshotFigures | None) -> SnapshotFigures | None:
+        if snapshot is None or isinstance(snapshot, SnapshotFigures):
+            return snapshot
+        return cls(len(snapshot), leaf_frequencies(snapshot))
+
+
+def leaf_frequencies(snapshot: Table | SnapshotFigures) -> dict[str, np.ndarray]:
     """Relative frequencies of every leaf of every quasi-identifier in a raw table.
 
     Returns
@@ -249,6 +268,8 @@ def leaf_frequencies(snapshot: Table) -> dict[str, np.ndarray]:
         For each QI of ``snapshot.schema`` (schema order), an array of length ``n_leaves`` summing to 1 (all
         zero for an empty table): ``np.bincount`` of :attr:`Table.qi_codes`.
     """
+    if isinstance(snapshot, SnapshotFigures):
+        return snapshot.frequencies
     codes = snapshot.qi_codes
     n = len(snapshot)
     out = {}
@@ -475,15 +496,16 @@ def vem(release: Release, original_size: int | None = None) -> float:
 
 
 # ---------------------------------------------------------------------- all at once
-def release_metrics(release: Release, snapshot: Table | None = None,
+def release_metrics(release: Release, snapshot: Table | SnapshotFigures | None = None,
                     original_size: int | None = None) -> dict[str, float]:
     """Every metric of this module for one release.
 
     Parameters
     ----------
     release : Release
-    snapshot : Table, optional
-        The raw table behind the release: its leaf frequencies for ``EM`` (omitted without a snapshot).
+    snapshot : Table or SnapshotFigures, optional
+        The raw table behind the release (or its :class:`SnapshotFigures`): its leaf frequencies for ``EM``
+        (omitted without a snapshot).
     original_size : int, optional
         ``|T|`` for the suppression variants (default: no suppression).
 

@@ -17,12 +17,30 @@ import numpy as np
 from multirelease.model.release import Release
 from multirelease.model.table import Table
 
-__all__ = ["RELEASE_METRICS", "compute_release_metrics", "build_report", "page_context", "dumps",
-           "render_terminal", "progress_display"]
+__all__ = ["RELEASE_METRICS", "compute_metrics_all", "compute_release_metrics", "build_report", "page_context",
+           "dumps", "render_terminal", "progress_display"]
 
 RELEASE_METRICS = ("records", "classes", "k", "l_distinct", "l_entropy", "LM", "EM", "discernibility",
                    "discernibility_normalized", "AIL", "FEM", "VEM", "counterfeits", "counterfeit_share",
                    "withheld_share")
+
+
+#: releases of fewer rows than this in all have their metrics computed in this process
+_PARALLEL_ROWS = 200_000
+
+
+def compute_metrics_all(pairs: list[tuple[Release, Table | None]]) -> list[dict[str, float]]:
+    """:func:`compute_release_metrics` of every ``(release, snapshot)``, one task of the current executor each
+    (issue 28), the snapshot sent as its :class:`~multirelease.model.metrics.SnapshotFigures`."""
+    from multirelease.model.metrics import SnapshotFigures
+    from solver.executor import executor_for_work
+
+    ex = executor_for_work(sum(len(r) for r, _ in pairs), _PARALLEL_ROWS)
+    return ex.map(_metrics_task, [(r, SnapshotFigures.of(s)) for r, s in pairs])
+
+
+def _metrics_task(task: tuple) -> dict[str, float]:
+    return compute_release_metrics(*task)
 
 
 def compute_release_metrics(release: Release, snapshot: Table | None) -> dict[str, float]:

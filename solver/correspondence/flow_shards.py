@@ -29,7 +29,7 @@ import numpy as np
 
 from .crack import CrackAnswer, RequestTable
 from .flows import TwoReleaseEngine, answers_of, generator_json
-from .regions import Nodes, comparable_pairs
+from .regions import Nodes, comparable_pairs_all
 
 __all__ = ["ShardedEngine", "solve_shard", "witness_part"]
 
@@ -152,8 +152,8 @@ class ShardedEngine:
     def __init__(self, n1: Nodes, n2: Nodes, executor=None):
         self.nodes = (n1, n2)
         self.executor = executor
-        self.pairs = comparable_pairs(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo, n2.region_hi,
-                                      n2.region_masks)
+        self.pairs = comparable_pairs_all(n1.region_lo, n1.region_hi, n1.region_masks, n2.region_lo,
+                                          n2.region_hi, n2.region_masks)
         self._shared: Shared | None = None
         self._base = None
         self._comp = None

@@ -161,6 +161,23 @@ def aggregate(release: Release, value: np.ndarray) -> Nodes:
                  class_sizes=np.asarray(release.class_sizes, dtype=np.int64))
 
 
+#: releases of fewer rows than this in all are aggregated in this process (:func:`aggregate_all`)
+_PARALLEL_ROWS = 200_000
+
+
+def aggregate_all(releases: Sequence[Release], values: Sequence[np.ndarray]) -> list[Nodes]:
+    """:func:`aggregate` of every release (``values[l]`` its rows' sensitive codes), one task of the current
+    executor each (issue 28: a census's releases are aggregated side by side)."""
+    from solver.executor import executor_for_work
+
+    ex = executor_for_work(sum(len(r) for r in releases), _PARALLEL_ROWS)
+    return ex.map(_aggregate_task, list(zip(releases, values)))
+
+
+def _aggregate_task(task: tuple) -> Nodes:
+    return aggregate(*task)
+
+
 def regions_comparable(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray,
                        m2: np.ndarray) -> np.ndarray:
     """``(a, b)`` bool: region ``i`` of the first list intersects region ``k`` of the second (Definition 4.1
@@ -236,6 +253,34 @@ def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.n
     return key // max(1, len(lo2)), key % max(1, len(lo2))
 
 
+#: regions of the first list per task of :func:`comparable_pairs_all`, and the work (regions of both lists) below
+#: which it stays in this process
+_REGIONS_TASK = 20_000
+_PARALLEL_REGIONS = 60_000
+
+
+def comparable_pairs_all(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray,
+                         m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`comparable_pairs`, the first list cut into chunks of :data:`_REGIONS_TASK` regions, each chunk
+    against the whole second list a task of the current executor (issue 28; the chunks depend on the input
+    only, and so do the pairs: every pair is found in the chunk of its first region)."""
+    from solver.executor import executor_for_work
+
+    cuts = list(range(0, len(lo1), _REGIONS_TASK)) + [len(lo1)]
+    if len(cuts) <= 2:
+        return comparable_pairs(lo1, hi1, m1, lo2, hi2, m2)
+    tasks = [(lo1[a:b], hi1[a:b], m1[a:b], a) for a, b in zip(cuts[:-1], cuts[1:])]
+    ex = executor_for_work(len(lo1) + len(lo2), _PARALLEL_REGIONS)
+    done = ex.map(_comparable_task, tasks, shared=(lo2, hi2, m2))
+    return np.concatenate([i for i, _ in done]), np.concatenate([k for _, k in done])
+
+
+def _comparable_task(task: tuple, second: tuple) -> tuple[np.ndarray, np.ndarray]:
+    lo1, hi1, m1, offset = task
+    i, k = comparable_pairs(lo1, hi1, m1, *second)
+    return i + offset, k
+
+
 def _contains(lo: np.ndarray, hi: np.ndarray, masks: np.ndarray, mask_columns: Sequence[int],
               points: np.ndarray) -> np.ndarray:
     """``(n_points, n_regions)`` bool: region contains point."""
@@ -294,6 +339,45 @@ def region_pairs(nd: Nodes, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return p[order], r[order]
 
 
+#: points per task of :func:`region_pairs_all`, and the work (points x releases) below which it stays here
+_POINTS_TASK = 40_000
+_PARALLEL_POINTS = 100_000
+
+
+def region_pairs_all(nodes: Sequence[Nodes], points: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`region_pairs` of every release's regions, the points cut into chunks of :data:`_POINTS_TASK`:
+    one task of the current executor per (release, chunk) (issue 28: the population's points of a census are
+    located in parallel; the chunks depend on the input only).  Each task is sent its release's regions."""
+    from solver.executor import executor_for_work
+
+    points = np.asarray(points, dtype=np.int64)
+    cuts = list(range(0, len(points), _POINTS_TASK)) + [len(points)]
+    tasks = [(_regions_only(nd), points[a:b]) for nd in nodes for a, b in zip(cuts[:-1], cuts[1:])]
+    ex = executor_for_work(len(points) * len(nodes), _PARALLEL_POINTS)
+    done = ex.map(_region_pairs_task, tasks)
+    out = []
+    per = len(cuts) - 1
+    for l in range(len(nodes)):
+        mine = done[l * per:(l + 1) * per]
+        if not mine:
+            out.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            continue
+        out.append((np.concatenate([p + a for (p, _), a in zip(mine, cuts)]), np.concatenate([r for _, r in mine])))
+    return out
+
+
+def _regions_only(nd: Nodes) -> Nodes:
+    """``nd``'s regions without its nodes (what :func:`region_pairs` reads, what a task is sent)."""
+    none = np.zeros(0, np.int64)
+    return Nodes(lo=nd.lo[:0], hi=nd.hi[:0], masks=nd.masks[:0], mask_columns=nd.mask_columns, value=none,
+                 cls=none, count=none, region=none, region_lo=nd.region_lo, region_hi=nd.region_hi,
+                 region_masks=nd.region_masks, row_node=none, class_sizes=none)
+
+
+def _region_pairs_task(task: tuple) -> tuple[np.ndarray, np.ndarray]:
+    return region_pairs(*task)
+
+
 def _dense_pairs(nd: Nodes, pts: np.ndarray, pi: np.ndarray, ri: np.ndarray, out_p: list, out_r: list) -> None:
     masks = nd.region_masks[ri]
     step = max(1, _BLOCK // max(1, len(ri) * max(1, pts.shape[1])))
@@ -324,8 +408,7 @@ def signature_ids(nodes: Sequence[Nodes], points: np.ndarray) -> tuple[np.ndarra
     ids = np.zeros((len(points), len(nodes)), np.int64)
     sets: list[frozenset] = [frozenset()]
     index: dict[frozenset, int] = {frozenset(): 0}
-    for l, nd in enumerate(nodes):
-        p, r = region_pairs(nd, points)
+    for l, (nd, (p, r)) in enumerate(zip(nodes, region_pairs_all(nodes, points))):
         cnt = np.bincount(p, minlength=len(points))
         start = np.concatenate([[0], np.cumsum(cnt)[:-1]])
         one = np.flatnonzero(cnt == 1)

@@ -16,8 +16,10 @@ import yaml
 from multirelease.cli import main
 from multirelease.pipeline import load_scenario, run_scenario
 from multirelease.reports.document import build_report, dumps
+import multirelease.reports.document as document
 import solver.correspondence.flow_shards as flow_shards
 import solver.correspondence.flows as flows
+import solver.correspondence.regions as regions
 import solver.update.worlds as update_worlds
 import solver.worlds.component as worlds_component
 from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor, use_executor
@@ -64,10 +66,13 @@ def test_executors_keep_the_order_of_the_tasks():
 
 
 def _many_shards(monkeypatch) -> list:
-    """Small shards of sensitive values and chunks of components on a small census; returns the list to which
-    the number of shards and the executor solving them are appended at every plan."""
+    """Small shards of sensitive values and chunks of components on a small census, the population's points and
+    the first release's regions in several chunks; returns the list to which the number of shards and the
+    executor solving them are appended at every plan."""
     monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)
     monkeypatch.setattr(flow_shards, "_SHARD_WORK", 100)
+    monkeypatch.setattr(regions, "_POINTS_TASK", 40)
+    monkeypatch.setattr(regions, "_REGIONS_TASK", 10)
     seen: list = []
     real = flow_shards.ShardedEngine._plan
 
@@ -87,9 +92,23 @@ def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
     seen = _many_shards(monkeypatch)
     inline = _report(path, InlineExecutor())
     assert seen[0][0] >= 3  # several shards
-    monkeypatch.setattr(flow_shards, "_PARALLEL_WORK", 0)
+    for module, name in ((flow_shards, "_PARALLEL_WORK"), (regions, "_PARALLEL_ROWS"), (regions, "_PARALLEL_POINTS"),
+                         (regions, "_PARALLEL_REGIONS"), (document, "_PARALLEL_ROWS")):
+        monkeypatch.setattr(module, name, 0)
+    ran: list = []
+    real = LocalExecutor.map
+
+    def logged(self, fn, tasks, **kwargs):
+        tasks = list(tasks)
+        ran.append((fn.__name__, len(tasks)))
+        return real(self, fn, tasks, **kwargs)
+
+    monkeypatch.setattr(LocalExecutor, "map", logged)
     assert _report(path, LocalExecutor(2)) == inline
     assert seen[-1] == (seen[0][0], "local")  # the same shards, solved by the worker processes
+    tasks = dict(ran)  # and every step before them: metrics and aggregation per release, points and regions in chunks
+    assert tasks["_metrics_task"] == 2 and tasks["_aggregate_task"] == 2
+    assert tasks["_region_pairs_task"] >= 4 and tasks["_comparable_task"] >= 2
     doc = json.loads(inline)
     assert doc["attacks"]["correspondence"]["exact"] is True
 
