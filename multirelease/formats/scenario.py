@@ -130,9 +130,10 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     seed = doc.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}", file=source, key="seed")
+    files, tables = _read_ahead(doc, doc.get("releases"), schema, base, source)
     data = None
     if doc.get("data") is not None:
-        data = read_table(schema, doc["data"], base=base, source=source, key="data")
+        data = read_table(schema, doc["data"], base=base, source=source, key="data", prefetched=tables)
     targets = doc.get("targets")
     if targets is not None and targets not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}, got {targets!r}", file=source, key="targets")
@@ -142,7 +143,6 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     releases = doc.get("releases")
     if not isinstance(releases, list) or not releases:
         raise InputError("releases must be a non-empty list", file=source, key="releases")
-    files = _read_release_files(releases, schema, base, source)
     steps = [_load_step(i, item, schema, data, base, source, files) for i, item in enumerate(releases, 1)]
 
     from multirelease.model.transitions import check_updates, load_transitions
@@ -152,7 +152,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     if isinstance(dyn_spec, Mapping) and "stream" in dyn_spec:
         data, dynamics = _load_stream(dyn_spec, schema, data, len(steps), transitions, seed, source)
     else:
-        dynamics = _load_dynamics(dyn_spec, schema, data, len(steps), base, source)
+        dynamics = _load_dynamics(dyn_spec, schema, data, len(steps), base, source, tables)
     table = data
     applied: dict[int, tuple[Table, Change, Table]] = {}
     for idx, change in dynamics.items():  # validate every change against the table it will meet
@@ -205,13 +205,25 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
                     applied=applied, purpose=purpose, waive=[(w, f"waive[{j}]") for j, w in enumerate(waive)])
 
 
-#: release files of this many bytes in all (two files or more) are read by the executor's workers, one task each
+#: input files (release files, the data, insertions) of this many bytes in all (two files or more) are read by
+#: the executor's workers, one task each
 _PARALLEL_BYTES = 16_000_000
 
 
 def _read_release_task(task: tuple, schema: Schema) -> Any:
-    """One release file parsed (:func:`read_release_bytes`; its bytes as sent, else read here from its path),
-    or the bad input it holds."""
+    """One input file read by a worker: a release file parsed (:func:`read_release_bytes`; its bytes as sent,
+    else read here from its path), or the bad input it holds; a table (``("table", spec, base, key)``: the
+    data, its leaf codes computed here, or an insertion; :func:`read_table` numbers their records from 1),
+    or ``None`` when it cannot be read (read again in its turn, to say why)."""
+    if task[0] == "table":
+        _, spec, base, key = task
+        try:
+            table = read_table(schema, spec, base=base, source=None, key=key)
+        except InputError:
+            return None
+        if key == "data":  # the codes computed by the worker travel with the table (of an insertion, the
+            table.qi_codes  # frame only is kept)
+        return table
     data, path, separator, anatomy, notation = task
     try:
         if data is None:
@@ -225,18 +237,37 @@ def _read_release_task(task: tuple, schema: Schema) -> Any:
         return exc
 
 
-def _read_release_files(releases: list, schema: Schema, base: Path, source: str) -> dict[int, Any]:
-    """The release files of ``releases`` read at once by the current executor (:mod:`solver.executor`), one
-    task per file (issue 28: reading is most of what ``certify`` does outside the attacks): ``{index: Release
-    or the InputError it raised}``, each taken and raised by :func:`_load_step` in its turn, so that bad input
-    is told in the same order as when the files were read one by one.  Empty (each file read by
-    :func:`_load_step`) for fewer than two files, or small ones with local processes."""
+def _table_jobs(doc: Mapping, base: Path) -> list[tuple[str, Mapping, Path]]:
+    """The tables of a scenario read from files: ``(key, spec, path)`` of ``data`` and of every insertion of
+    ``dynamics`` given as ``{file: ...}`` (what :func:`read_table` reads under that key)."""
+    out = []
+    specs = [("data", doc.get("data"))]
+    dyn = doc.get("dynamics")
+    if isinstance(dyn, Mapping) and "stream" not in dyn:
+        specs += [(f"dynamics.{i}.insert", c.get("insert")) for i, c in dyn.items() if isinstance(c, Mapping)]
+    for key, spec in specs:
+        if isinstance(spec, Mapping) and "file" in spec and "rows" not in spec:
+            path = Path(str(spec["file"]))
+            path = path if path.is_absolute() else base / path
+            if path.is_file():
+                out.append((key, spec, path))
+    return out
+
+
+def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source: str) -> tuple[dict, dict]:
+    """The input files of a scenario read at once by the current executor (:mod:`solver.executor`), one task
+    per file (issue 28: reading is most of what ``certify`` does outside the attacks): ``({release index:
+    Release or the InputError it raised}, {read_table key: Table})``, each taken (and an error raised) in its
+    turn by :func:`_load_step` and :func:`read_table`, so that bad input is told in the same order as when the
+    files were read one by one.  Both empty for fewer than two files, or small ones with local processes; a
+    remote cluster reads the release files only (sent their bytes) - the tables' files are where this
+    process runs."""
     from solver.executor import LocalExecutor, current_executor
 
     from .arx import notation_of
 
     jobs = []
-    for i, item in enumerate(releases, 1):
+    for i, item in enumerate(releases if isinstance(releases, list) else [], 1):
         if not isinstance(item, Mapping) or "file" not in item or "publisher" in item:
             continue
         path = Path(str(item["file"]))
@@ -251,18 +282,24 @@ def _read_release_files(releases: list, schema: Schema, base: Path, source: str)
         sep = item.get("separator")
         jobs.append((i, path, None if sep is None else str(sep), anatomy, notation))
     ex = current_executor()
-    if len(jobs) < 2 or (isinstance(ex, LocalExecutor) and sum(j[1].stat().st_size for j in jobs) < _PARALLEL_BYTES):
-        return {}
+    remote = getattr(ex, "name", "") == "dask" and getattr(ex, "address", None) != "local"
+    tables = [] if remote else _table_jobs(doc, base)
+    sizes = [j[1].stat().st_size for j in jobs] + [t[2].stat().st_size for t in tables]
+    if len(sizes) < 2 or (isinstance(ex, LocalExecutor) and sum(sizes) < _PARALLEL_BYTES):
+        return {}, {}
     # a worker on this machine reads the file itself (a file of 10^7 records is half a gigabyte that this
     # process need not hold and send); a remote cluster is sent its bytes
-    remote = getattr(ex, "name", "") == "dask" and getattr(ex, "address", None) != "local"
     tasks = []
     for i, path, sep, anatomy, notation in jobs:
         try:
             tasks.append((path.read_bytes() if remote else None, str(path), sep, anatomy, notation))
         except OSError:
-            return {}  # read_release_csv says why
-    return {job[0]: out for job, out in zip(jobs, ex.map(_read_release_task, tasks, shared=schema))}
+            return {}, {}  # read_release_csv says why
+    tasks += [("table", spec, base, key) for key, spec, _ in tables]
+    done = ex.map(_read_release_task, tasks, shared=schema)
+    files = {job[0]: out for job, out in zip(jobs, done)}
+    read = {t[0]: out for t, out in zip(tables, done[len(jobs):]) if out is not None}
+    return files, read
 
 
 def _load_step(i: int, item: Any, schema: Schema, data: Table | None, base: Path, source: str,
@@ -360,7 +397,7 @@ def _load_counterfeits(spec: Any, base: Path, source: str, key: str) -> dict[int
 
 
 def _load_dynamics(spec: Any, schema: Schema, data: Table | None, n_releases: int, base: Path,
-                   source: str) -> dict[int, Change]:
+                   source: str, tables: Mapping[str, Table] | None = None) -> dict[int, Change]:
     if spec is None:
         return {}
     if not isinstance(spec, Mapping):
@@ -374,7 +411,8 @@ def _load_dynamics(spec: Any, schema: Schema, data: Table | None, n_releases: in
         key = f"dynamics.{idx}"
         if not isinstance(idx, int) or not 1 <= idx <= n_releases:
             raise InputError(f"release index must be an integer in 1..{n_releases}", file=source, key=key)
-        out[idx] = Change.from_mapping(schema, change, base=base, source=source, key=key, next_id=next_id)
+        out[idx] = Change.from_mapping(schema, change, base=base, source=source, key=key, next_id=next_id,
+                                       prefetched=tables)
         if out[idx].insert is not None:
             next_id += len(out[idx].insert)
     return dict(sorted(out.items()))

@@ -172,6 +172,7 @@ class Table:
         and the first few named in one error (:func:`refuse_bad_cells`; ``rows_at`` places a row of a file:
         ``("line", 2)`` a CSV read from its first record)."""
         frame = frame.copy()
+        frame_columns = set(frame.columns)
         for col in frame.columns:
             if col not in schema:
                 raise InputError(f"unknown attribute '{col}'", file=source, key=key or f"column {col}")
@@ -214,7 +215,24 @@ class Table:
             order = {n: i for i, n in enumerate(schema.names)}
             checks.sort(key=lambda c: order.get(c.column, -1))
             refuse_bad_cells(checks, id_values, source=source, key=key, rows_at=rows_at)
-        return cls(schema, frame)
+        out = cls(schema, frame)
+        if ident is None or ident not in frame_columns:
+            out.__dict__["_numbered_from"] = first_id  # the records numbered here (see renumbered)
+        return out
+
+    def renumbered(self, first_id: int) -> "Table":
+        """This table with its records numbered from ``first_id`` when :meth:`from_frame` numbered them (no
+        identifier column), else itself: a table read ahead of the tables before it (issue 28: a scenario's
+        files read side by side) takes the numbers it would have had."""
+        start = self.__dict__.get("_numbered_from")
+        if start is None or start == first_id:
+            return self
+        index = pd.Index([str(i) for i in range(first_id, first_id + len(self))], name=self.frame.index.name)
+        out = Table(self.schema, self.frame.set_axis(index))
+        out.__dict__["_numbered_from"] = first_id
+        if "qi_codes" in self.__dict__:
+            out.__dict__["qi_codes"] = self.__dict__["qi_codes"]
+        return out
 
     @classmethod
     def from_rows(cls, schema: Schema, rows: Any, *, source: str | None = None, key: str = "data.rows",
@@ -356,8 +374,9 @@ class Change:
 
     @classmethod
     def from_mapping(cls, schema: Schema, spec: Any, *, base: Path, source: str | None, key: str,
-                     next_id: int) -> "Change":
-        """``{insert: rows | {file}, delete: [ids], update: {id: {attr: value}} | [{id, attr: value}]}``."""
+                     next_id: int, prefetched: Mapping[str, Any] | None = None) -> "Change":
+        """``{insert: rows | {file}, delete: [ids], update: {id: {attr: value}} | [{id, attr: value}]}``
+        (an insertion's file may have been read ahead: ``prefetched``, see :func:`read_table`)."""
         if not isinstance(spec, Mapping):
             raise InputError("must be a mapping with insert / delete / update", file=source, key=key)
         unknown = set(spec) - {"insert", "delete", "update"}
@@ -368,7 +387,7 @@ class Change:
             ins = spec["insert"]
             if isinstance(ins, Mapping):
                 insert = read_table(schema, ins, base=base, source=source, key=f"{key}.insert",
-                                    first_id=next_id).frame
+                                    first_id=next_id, prefetched=prefetched).frame
             else:
                 insert = Table.from_rows(schema, ins, source=source, key=f"{key}.insert", first_id=next_id).frame
         delete = spec.get("delete") or []
@@ -393,7 +412,7 @@ class Change:
 
 
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
-               first_id: int = 1) -> Table:
+               first_id: int = 1, prefetched: Mapping[str, Any] | None = None) -> Table:
     """A raw table from ``{file: path, separator: ";"}`` (CSV with a header; a ``.parquet`` file is read as
     Parquet, every value as text: :mod:`multirelease.formats.csv_read`) or ``{rows: [...]}``.
 
@@ -402,7 +421,14 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
     holds records 15,061 to 15,260 of the file.  Without an identifier attribute the records read are
     numbered from ``first_id`` whatever the offset (the data of a scenario from 1, an insertion from the next
     free number).
+
+    ``prefetched`` maps ``key`` to the table an executor's task read ahead from the same ``spec`` (numbered
+    from 1, :meth:`Table.renumbered` here); a task that failed left no entry, and the file is read here, in its
+    turn, to say why.
     """
+    got = (prefetched or {}).get(key)
+    if isinstance(got, Table):
+        return got.renumbered(first_id)
     if not isinstance(spec, Mapping):
         raise InputError("must be {file: path} or {rows: [...]}", file=source, key=key)
     unknown = set(spec) - {"file", "separator", "rows", "offset", "limit"}

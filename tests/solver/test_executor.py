@@ -123,15 +123,15 @@ def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
     folder = tmp_path / "published"
     assert main(["publish", str(path), "--out", str(folder)]) == 0
     files = [str(folder / "release_1.csv"), str(folder / "release_2.csv")]
-    real = scenario_mod._read_release_files
+    real = scenario_mod._read_ahead
     read: list = []
 
     def counted(*args):
         out = real(*args)
-        read.append(len(out))  # files read by the executor's tasks
+        read.append(len(out[0]))  # release files read by the executor's tasks
         return out
 
-    monkeypatch.setattr(scenario_mod, "_read_release_files", counted)
+    monkeypatch.setattr(scenario_mod, "_read_ahead", counted)
 
     def certify(workers: str, name: str) -> tuple[int, str]:
         out = tmp_path / name
@@ -159,6 +159,52 @@ def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
     back = pickle.loads(pickle.dumps(InputError("is not in the hierarchy", file="r.csv", key="column sex")))
     assert (type(back), back.problem, back.file, back.key) == (InputError, "is not in the hierarchy", "r.csv",
                                                                 "column sex")
+
+
+def test_tables_read_ahead_by_the_workers(tmp_path, monkeypatch, capsys):
+    """The scenario's data and its insertion read by the workers beside the release files (forced on small
+    files): the insertion's records take the numbers after the data's (the population's targets would lose the
+    inserted individuals otherwise, and the report would differ), and a bad cell in either is told as when
+    read here - the same line, exit 2, the earlier file's error first."""
+    import multirelease.formats.scenario as scenario_mod
+    from multirelease.model.table import read_table
+
+    path = _census(tmp_path)
+    folder = tmp_path / "published"
+    assert main(["publish", str(path), "--out", str(folder)]) == 0
+    files = [str(folder / "release_1.csv"), str(folder / "release_2.csv")]
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    ahead: list = []
+    real = scenario_mod._read_ahead
+    monkeypatch.setattr(scenario_mod, "_read_ahead", lambda *a: ahead.append(sorted(real(*a)[1])) or real(*a))
+
+    def certify(workers: str, name: str) -> tuple[int, str]:
+        out = tmp_path / name
+        code = main(["certify", str(path), *files, "--attack", "correspondence", "--json", str(out), "--quiet",
+                     "--workers", workers])
+        return code, (out.read_text(encoding="utf-8") if out.exists() else capsys.readouterr().err)
+
+    inline = certify("0", "inline.json")
+    monkeypatch.setattr(scenario_mod, "_PARALLEL_BYTES", 0)
+    assert certify("2", "local.json") == inline and ahead[-1] == ["data", "dynamics.2.insert"]
+    # the inserted records numbered after the data's, as read_table numbers them in its turn
+    plan = load_scenario(path)
+    inserted = plan.dynamics[2].insert
+    data = read_table(plan.schema, spec["data"], base=path.parent, source=str(path), key="data")
+    assert inserted.index[0] == str(len(data) + 1) and len(set(inserted.index) & set(data.ids)) == 0
+    csv = path.parent / spec["data"]["file"]
+    lines = csv.read_text(encoding="utf-8").splitlines()
+    head = lines[0].split(";")
+    for line in (len(lines) - 3, 7):  # a bad cell in the insertion, then one in the data as well
+        cells = lines[line].split(";")
+        cells[head.index("sex")] = "Robot"
+        lines[line] = ";".join(cells)
+        csv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        capsys.readouterr()
+        bad_local, bad_inline = certify("2", "bad_local.json"), certify("0", "bad_inline.json")
+        assert bad_local == bad_inline and bad_local[0] == 2
+        # the file's line, and the record's number (the insertion's numbered after the data's 1,200)
+        assert f"line {line + 1}: " in bad_local[1] and f"(record {line})" in bad_local[1]
 
 
 def test_figures_do_not_depend_on_the_shards(tmp_path, monkeypatch):
