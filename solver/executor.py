@@ -86,26 +86,36 @@ class LocalExecutor:
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        # ``shared`` reaches every worker once, as the pool's initializer argument (not pickled under fork)
+        # ``shared`` reaches every worker once, as the pool's initializer argument; under fork so do the tasks
+        # (inherited, not pickled: only a task's number goes through the pipe - sending a release of 10^6 rows
+        # to a worker cost more than aggregating it), and only the results come back through the pipes
+        forked = method == "fork"
         with ProcessPoolExecutor(max_workers=min(self.processes, len(tasks)),
                                  mp_context=multiprocessing.get_context(method),
-                                 initializer=_keep_shared, initargs=(shared,)) as pool:
+                                 initializer=_keep_shared, initargs=(shared, tasks if forked else None)) as pool:
+            if forked:
+                return list(pool.map(_numbered_task, [fn] * len(tasks), range(len(tasks))))
             return list(pool.map(_with_shared, [fn] * len(tasks), tasks))
 
     def close(self) -> None:
         pass
 
 
-#: what :meth:`LocalExecutor.map`'s ``shared`` argument is in a worker process
-_SHARED: list = [None]
+#: what :meth:`LocalExecutor.map`'s ``shared`` argument and its tasks (forked workers) are in a worker process
+_SHARED: list = [None, None]
 
 
-def _keep_shared(shared: Any) -> None:
+def _keep_shared(shared: Any, tasks: Any = None) -> None:
     _SHARED[0] = shared
+    _SHARED[1] = tasks
 
 
 def _with_shared(fn: Callable[..., Any], task: Any) -> Any:
     return fn(task) if _SHARED[0] is None else fn(task, _SHARED[0])
+
+
+def _numbered_task(fn: Callable[..., Any], i: int) -> Any:
+    return _with_shared(fn, _SHARED[1][i])
 
 
 class DaskExecutor:
