@@ -264,13 +264,13 @@ def requests_of(targets: Sequence[Target], nodes, n: int):
     from solver.correspondence.regions import unique_rows
 
     m = len(targets)
-    table = isinstance(targets, TargetTable)
-    index: dict[frozenset, int] = {x: i for i, x in enumerate(targets.sets)} if table else {}
-    others = targets.extra if table else targets
+    population = isinstance(targets, TargetTable)  # its region sets numbered already; the given ones follow
+    index: dict[frozenset, int] = {x: i for i, x in enumerate(targets.sets)} if population else {}
+    others = targets.extra if population else targets
     sig = np.array([[index.setdefault(s, len(index)) for s in tg.signature] for tg in others],
                    np.int64).reshape(len(others), n)
     t = target_arrays(targets)["t"]
-    if table:
+    if population:
         sig = np.concatenate([targets.sig.astype(np.int64).reshape(targets.rows, n), sig])
     sets = list(index)
     n_sets = len(sets)

@@ -210,7 +210,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
 _PARALLEL_BYTES = 16_000_000
 
 
-def _read_release_task(task: tuple, schema: Schema) -> Any:
+def _read_input_task(task: tuple, schema: Schema) -> Any:
     """One input file read by a worker: a release file parsed (:func:`read_release_bytes`; its bytes as sent,
     else read here from its path), or the bad input it holds; a table (``("table", spec, base, key)``: the
     data, its leaf codes computed here, or an insertion; :func:`read_table` numbers their records from 1),
@@ -296,7 +296,7 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
         except OSError:
             return {}, {}  # read_release_csv says why
     tasks += [("table", spec, base, key) for key, spec, _ in tables]
-    done = ex.map(_read_release_task, tasks, shared=schema)
+    done = ex.map(_read_input_task, tasks, shared=schema)
     files = {job[0]: out for job, out in zip(jobs, done)}
     read = {t[0]: out for t, out in zip(tables, done[len(jobs):]) if out is not None}
     return files, read

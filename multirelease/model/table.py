@@ -155,6 +155,11 @@ def composite_sensitive(frame: pd.DataFrame, names: Sequence[str]) -> np.ndarray
     return out.to_numpy(dtype=object)
 
 
+def _numbers(first_id: int, n: int) -> list[str]:
+    """The identifiers of ``n`` records numbered from ``first_id`` (a table read without an identifier column)."""
+    return [str(i) for i in range(first_id, first_id + n)]
+
+
 @dataclass(frozen=True, eq=False)
 class Table:
     """A raw snapshot: ``frame`` has one row per individual, indexed by identifier (text), one column per
@@ -181,7 +186,7 @@ class Table:
             ids = frame[ident].map(_scalar)
             frame = frame.drop(columns=[ident])
         else:
-            ids = pd.Series([str(i) for i in range(first_id, first_id + len(frame))])
+            ids = pd.Series(_numbers(first_id, len(frame)))
         missing = [n for n in schema.published if n not in frame.columns]
         if missing:
             raise InputError(f"attribute '{missing[0]}' has no column", file=source, key=key)
@@ -227,7 +232,7 @@ class Table:
         start = self.__dict__.get("_numbered_from")
         if start is None or start == first_id:
             return self
-        index = pd.Index([str(i) for i in range(first_id, first_id + len(self))], name=self.frame.index.name)
+        index = pd.Index(_numbers(first_id, len(self)), name=self.frame.index.name)
         out = Table(self.schema, self.frame.set_axis(index))
         out.__dict__["_numbered_from"] = first_id
         if "qi_codes" in self.__dict__:

@@ -347,14 +347,15 @@ _PARALLEL_POINTS = 100_000
 def region_pairs_all(nodes: Sequence[Nodes], points: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`region_pairs` of every release's regions, the points cut into chunks of :data:`_POINTS_TASK`:
     one task of the current executor per (release, chunk) (issue 28: the population's points of a census are
-    located in parallel; the chunks depend on the input only).  Each task is sent its release's regions."""
+    located in parallel; the chunks depend on the input only).  Every release's regions go to each worker once
+    (the executor's shared part); a task is its release and its chunk of points."""
     from solver.executor import executor_for_work
 
     points = np.asarray(points, dtype=np.int64)
     cuts = list(range(0, len(points), _POINTS_TASK)) + [len(points)]
-    tasks = [(_regions_only(nd), points[a:b]) for nd in nodes for a, b in zip(cuts[:-1], cuts[1:])]
+    tasks = [(l, points[a:b]) for l in range(len(nodes)) for a, b in zip(cuts[:-1], cuts[1:])]
     ex = executor_for_work(len(points) * len(nodes), _PARALLEL_POINTS)
-    done = ex.map(_region_pairs_task, tasks)
+    done = ex.map(_region_pairs_task, tasks, shared=tuple(_regions_only(nd) for nd in nodes))
     out = []
     per = len(cuts) - 1
     for l in range(len(nodes)):
@@ -367,15 +368,16 @@ def region_pairs_all(nodes: Sequence[Nodes], points: np.ndarray) -> list[tuple[n
 
 
 def _regions_only(nd: Nodes) -> Nodes:
-    """``nd``'s regions without its nodes (what :func:`region_pairs` reads, what a task is sent)."""
+    """``nd``'s regions without its nodes (what :func:`region_pairs` reads, what a worker is sent)."""
     none = np.zeros(0, np.int64)
     return Nodes(lo=nd.lo[:0], hi=nd.hi[:0], masks=nd.masks[:0], mask_columns=nd.mask_columns, value=none,
                  cls=none, count=none, region=none, region_lo=nd.region_lo, region_hi=nd.region_hi,
                  region_masks=nd.region_masks, row_node=none, class_sizes=none)
 
 
-def _region_pairs_task(task: tuple) -> tuple[np.ndarray, np.ndarray]:
-    return region_pairs(*task)
+def _region_pairs_task(task: tuple, regions: tuple) -> tuple[np.ndarray, np.ndarray]:
+    l, points = task
+    return region_pairs(regions[l], points)
 
 
 def _dense_pairs(nd: Nodes, pts: np.ndarray, pi: np.ndarray, ri: np.ndarray, out_p: list, out_r: list) -> None:
