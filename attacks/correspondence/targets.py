@@ -187,9 +187,26 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
     return out
 
 
-def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> TargetTable:
+def _id_codes(indexes: Sequence) -> np.ndarray:
+    """The identifiers of all ``indexes`` (one after the other) numbered ``0..`` in order of first appearance:
+    one pyarrow dictionary encoding where they hold text in pyarrow (pandas' ``str`` dtype), else one pandas
+    factorization."""
     import pandas as pd
 
+    if all(getattr(ix.dtype, "storage", None) == "pyarrow" for ix in indexes):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        chunks = []
+        for ix in indexes:
+            a = pa.array(ix.array)  # an Array or a ChunkedArray
+            chunks.extend(c.cast(pa.large_string()) for c in getattr(a, "chunks", [a]))
+        joined = pa.chunked_array(chunks, type=pa.large_string()).combine_chunks()
+        return pc.dictionary_encode(joined).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return pd.factorize(np.concatenate([np.asarray(ix, dtype=object) for ix in indexes]))[0]
+
+
+def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> TargetTable:
     from solver.correspondence.regions import signature_ids, unique_rows
 
     releases = view.releases
@@ -197,15 +214,23 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
     quasi = releases[0].quasi
     cols = [list(view.schema.quasi).index(a) for a in quasi]
     q = len(cols)
-    frames = []
-    for i, table in enumerate(view.population, 1):
-        f = pd.DataFrame(table.qi_codes[:, cols], columns=[f"q{x}" for x in range(q)])
-        f["id"] = table.ids
-        f["t"] = i
-        frames.append(f)
-    allp = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="first")
-    key = allp[[f"q{x}" for x in range(q)] + ["t"]].to_numpy(dtype=np.int64)
-    del allp, frames
+    # every individual once, at the first snapshot holding it: the ids of all snapshots numbered in order of
+    # first appearance (one hash factorization), a row kept where its number is new
+    sizes = [len(table) for table in view.population]
+    codes = _id_codes([table.frame.index for table in view.population])
+    first = np.ones(len(codes), dtype=bool)
+    first[1:] = codes[1:] > np.maximum.accumulate(codes)[:-1]
+    del codes
+    parts, at = [], 0
+    for i, (table, size) in enumerate(zip(view.population, sizes), 1):
+        keep = first[at:at + size]
+        at += size
+        part = np.empty((int(keep.sum()), q + 1), dtype=np.int64)
+        part[:, :q] = table.qi_codes[keep][:, cols]
+        part[:, q] = i
+        parts.append(part)
+    key = np.concatenate(parts) if parts else np.zeros((0, q + 1), np.int64)
+    del parts, first
     keys, _, _, counts = unique_rows(key)  # sorted by (point, t)
     del key
     pts, _, inv, _ = unique_rows(keys[:, :-1])

@@ -24,26 +24,47 @@ __all__ = ["read_release_csv", "write_release_csv", "read_counterfeits_csv", "wr
 
 
 # ---------------------------------------------------------------------- CSV I/O
+def _all_text(col: pd.Series) -> bool:
+    """Whether every cell is text (a CSV's column; YAML rows may hold numbers and booleans)."""
+    return col.dtype != object or all(type(x) is str for x in col)
+
+
 def _scalars(col: pd.Series) -> pd.Series:
     """``col.map(_scalar)``, computed once per distinct cell when every cell is text (a release of 10^6 rows
     has a few thousand distinct cells per column; cells of other types - YAML rows - are mapped one by
     one, as ``True`` and ``1`` would be one value to a factorization)."""
-    if not len(col) or (col.dtype == object and not all(type(x) is str for x in col)):
+    if not len(col) or not _all_text(col):
         return col.map(_scalar)
     codes, uniques = pd.factorize(col, use_na_sentinel=False)
     mapped = np.array([_scalar(u) for u in uniques], dtype=object)
     return pd.Series(mapped[codes], index=col.index, name=col.name, dtype=object)
 
 
-def _unique_text(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(col.to_numpy(dtype=str), return_inverse=True)`` by a factorization (sorting the distinct
-    cells only; a sort of 10^6 strings was most of the parsing time)."""
+def _distinct_cells(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(col.map(_scalar).to_numpy(dtype=str), return_inverse=True)`` by one factorization of the
+    column (:func:`_scalar` and the sort applied to the distinct cells only; a sort of 10^6 strings was most of
+    the parsing time)."""
+    if not len(col) or not _all_text(col):
+        codes, uniques = pd.factorize(col.map(_scalar), use_na_sentinel=False)
+        mapped = np.asarray(uniques, dtype=str)
+    else:
+        codes, uniques = pd.factorize(col, use_na_sentinel=False)
+        mapped = np.array([_scalar(u) for u in uniques], dtype=str) if len(uniques) else np.zeros(0, str)
+    u, inv = np.unique(mapped, return_inverse=True)
+    return u, inv.reshape(-1)[codes]
+
+
+def _group_numbers(col: pd.Series) -> np.ndarray | None:
+    """The ``group`` column as integers, each distinct cell converted once; ``None`` when a cell is not an
+    integer."""
     codes, uniques = pd.factorize(col, use_na_sentinel=False)
-    u = np.asarray(uniques, dtype=str)
-    order = np.argsort(u, kind="stable")
-    rank = np.empty(len(u), np.int64)
-    rank[order] = np.arange(len(u))
-    return u[order], rank[codes]
+    try:
+        numbers = pd.to_numeric(pd.Series(uniques), downcast=None).to_numpy(dtype=np.float64)
+    except (ValueError, TypeError):
+        return None
+    if np.isnan(numbers).any() or (numbers != np.round(numbers)).any():
+        return None
+    return numbers.astype(np.int64)[codes]
 
 
 def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | None = None,
@@ -82,18 +103,18 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     for j, name in enumerate(quasi):
         a = schema[name]
         parse = a.parse_cell if notation == "native" else (lambda text, a=a: arx.parse_cell(a, text))
-        uniq, inv = _unique_text(_scalars(frame[name]))
-        parsed = np.zeros((len(uniq), 3), dtype=object)
-        for u, text in enumerate(uniq):
+        uniq, inv = _distinct_cells(frame[name])
+        parsed = []
+        for u, text in enumerate(uniq.tolist()):
             try:
-                parsed[u] = parse(text)
+                parsed.append(parse(text))
             except InputError as exc:
                 row = int(np.flatnonzero(inv == u)[0]) + 2  # header is line 1
                 raise InputError(exc.problem, file=source, key=f"column {name}, line {row}") from None
-        lo[:, j] = parsed[inv, 0].astype(np.int32)
-        hi[:, j] = parsed[inv, 1].astype(np.int32)
+        lo[:, j] = np.array([p[0] for p in parsed], dtype=np.int32)[inv]
+        hi[:, j] = np.array([p[1] for p in parsed], dtype=np.int32)[inv]
         if a.is_subsets:
-            masks[name] = np.array([int(x) for x in parsed[inv, 2]], dtype=np.uint64)
+            masks[name] = np.array([int(p[2]) for p in parsed], dtype=np.uint64)[inv]
     sens = [x for x in attributes if schema[x].is_sensitive]
     for name in sens:
         h = schema[name].hierarchy
@@ -110,30 +131,25 @@ def release_from_frame(schema: Schema, frame: pd.DataFrame, *, source: str | Non
     other = pd.DataFrame({c: _scalars(frame[c]) for c in others}).reset_index(drop=True) if others else None
     group = None
     if "group" in frame.columns:
-        try:
-            numbers = pd.to_numeric(frame["group"], downcast=None).to_numpy(dtype=np.float64)
-        except (ValueError, TypeError):
-            numbers = np.array([np.nan])
-        if np.isnan(numbers).any() or (numbers != np.round(numbers)).any():
+        group = _group_numbers(frame["group"])
+        if group is None:
             raise InputError("group ids must be integers", file=source, key="column group")
-        group = numbers.astype(np.int64)
     if anatomy and group is None:
         raise InputError("an anatomy release needs a group column", file=source, key="column group")
-    if group is not None and not anatomy:
-        classes = _class_index(np.column_stack([group, _qi_key(lo, hi, masks)]))
-        mixed = _first_mixed_group(group, classes)
-        if mixed is not None:
-            g, i, j = mixed
-            differ = [name for k, name in enumerate(quasi) if lo[i, k] != lo[j, k] or hi[i, k] != hi[j, k]
-                      or (name in masks and masks[name][i] != masks[name][j])]
-            raise InputError(_mixed_problem(frame, differ, i, j), file=source, key=f"group {g}")
+    uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
+    try:  # the release checks that no group mixes classes (computing its classes once, for both)
+        release = Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
+                          other=other, group=group, uid=uid,
+                          counterfeits=dict(counterfeits) if counterfeits else None, anatomy=anatomy)
+    except ValueError:  # told as bad input, naming two of the group's rows by line
+        g, i, j = _first_mixed_group(group, _class_index(np.column_stack([group, _qi_key(lo, hi, masks)])))
+        differ = [name for k, name in enumerate(quasi) if lo[i, k] != lo[j, k] or hi[i, k] != hi[j, k]
+                  or (name in masks and masks[name][i] != masks[name][j])]
+        raise InputError(_mixed_problem(frame, differ, i, j), file=source, key=f"group {g}") from None
     if counterfeits and group is not None and set(counterfeits) - set(group.tolist()):
         raise InputError(f"counterfeits for group {min(set(counterfeits) - set(group.tolist()))}, which the release "
                          "does not have", file=source, key="column group")
-    uid = frame["uid"].map(_scalar).to_numpy(dtype=object) if "uid" in frame.columns else None
-    return Release(schema=schema, attributes=attributes, lo=lo, hi=hi, sensitive=sensitive, masks=masks,
-                   other=other, group=group, uid=uid, counterfeits=dict(counterfeits) if counterfeits else None,
-                   anatomy=anatomy)
+    return release
 
 
 def _mixed_problem(frame: pd.DataFrame, differ: Sequence[str], i: int, j: int) -> str:
@@ -175,7 +191,8 @@ def read_release_bytes(data: bytes, schema: Schema, *, source: str, counterfeits
         if notation is not None:
             separator = SEPARATORS[notation]
         else:
-            header = data.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+            end = data.find(b"\n")
+            header = data[:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
             separator = detect_separator(header, (*schema.names, *RESERVED_COLUMNS))
     try:  # pyarrow where it reads as pandas does, else pandas (multirelease.formats.csv_read)
         frame = read_csv_bytes(data, separator)

@@ -213,7 +213,7 @@ _PARALLEL_BYTES = 16_000_000
 def _read_input_task(task: tuple, schema: Schema) -> Any:
     """One input file read by a worker: a release file parsed (:func:`read_release_bytes`; its bytes as sent,
     else read here from its path), or the bad input it holds; a table (``("table", spec, base, key)``: the
-    data, its leaf codes computed here, or an insertion; :func:`read_table` numbers their records from 1),
+    data or an insertion, its leaf codes computed here; :func:`read_table` numbers their records from 1),
     or ``None`` when it cannot be read (read again in its turn, to say why)."""
     if task[0] == "table":
         _, spec, base, key = task
@@ -221,8 +221,7 @@ def _read_input_task(task: tuple, schema: Schema) -> Any:
             table = read_table(schema, spec, base=base, source=None, key=key)
         except InputError:
             return None
-        if key == "data":  # the codes computed by the worker travel with the table (of an insertion, the
-            table.qi_codes  # frame only is kept)
+        table.qi_codes  # the leaf codes computed by the worker travel with the table
         return table
     data, path, separator, anatomy, notation = task
     try:

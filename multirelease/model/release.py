@@ -119,6 +119,37 @@ class Release:
     def __len__(self) -> int:
         return int(self.lo.shape[0])
 
+    # ------------------------------------------------------------------ pickling (executor tasks, issue 28)
+    def __getstate__(self) -> dict:
+        """Pickled by class where that is exact: every class of a release that is not :attr:`anatomy` holds
+        one generalized QI value and one group id, so ``lo``, ``hi``, the masks and ``group`` travel as one row
+        per class with every row's class (``int32``) - a release of 10^6 rows goes to a worker or back as
+        12 MB instead of 70 MB, and unpickles by one gather per array."""
+        state = dict(self.__dict__)
+        if self.anatomy or not len(self):
+            return state
+        classes = self.classes
+        first = np.ones(len(classes), dtype=bool)  # classes are numbered in order of first appearance
+        first[1:] = classes[1:] > np.maximum.accumulate(classes)[:-1]
+        rows = np.flatnonzero(first)
+        state["classes"] = classes.astype(np.int32 if self.n_classes < 2 ** 31 else np.int64)
+        state["lo"], state["hi"] = _ByClass(self.lo[rows]), _ByClass(self.hi[rows])
+        state["masks"] = {k: _ByClass(np.asarray(m)[rows]) for k, m in self.masks.items()}
+        if self.group is not None:
+            state["group"] = _ByClass(np.asarray(self.group)[rows])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        classes = state.get("classes")
+        if classes is not None:
+            state["classes"] = classes = classes.astype(np.int64, copy=False)
+        for key in ("lo", "hi", "group"):
+            if isinstance(state.get(key), _ByClass):
+                state[key] = state[key].rows(classes)
+        if any(isinstance(m, _ByClass) for m in state.get("masks", {}).values()):
+            state["masks"] = {k: m.rows(classes) if isinstance(m, _ByClass) else m for k, m in state["masks"].items()}
+        self.__dict__.update(state)
+
     @property
     def quasi(self) -> tuple[str, ...]:
         """The published quasi-identifiers (the columns of :attr:`lo` / :attr:`hi`)."""
@@ -305,6 +336,16 @@ class ReleaseTruth:
         return cls(person=ids, counterfeit=np.zeros(len(ids), dtype=bool))
 
 
+@dataclass(frozen=True)
+class _ByClass:
+    """One row of an array per class (a pickled :class:`Release`); :meth:`rows` expands it to every row."""
+
+    per_class: np.ndarray
+
+    def rows(self, classes: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(self.per_class[classes])
+
+
 def _qi_key(lo: np.ndarray, hi: np.ndarray, masks: Mapping[str, np.ndarray]) -> np.ndarray:
     """``(n, w)`` int64: every row's generalized QI values (``lo``, ``hi``, subset masks)."""
     parts = [lo, hi] + [np.asarray(m).view(np.int64)[:, None] for m in masks.values()]
@@ -312,13 +353,27 @@ def _qi_key(lo: np.ndarray, hi: np.ndarray, masks: Mapping[str, np.ndarray]) -> 
 
 
 def _class_index(key: np.ndarray) -> np.ndarray:
-    """Rows with equal ``key`` rows share an index ``0..``, numbered in order of first appearance (one hash
-    factorization per column, pairing the codes so far with the column's: linear, unlike a row sort)."""
+    """Rows with equal ``key`` rows share an index ``0..``, numbered in order of first appearance: the columns
+    packed into one int64 per row in mixed radix (each column's range its digit; a column too wide is
+    factorized first, and the codes so far factorized when the next digit would overflow), then one hash
+    factorization of the packed codes - linear, unlike a row sort."""
+    key = np.asarray(key)
     codes = np.zeros(len(key), dtype=np.int64)
+    if not len(key):
+        return codes
+    card = 1  # codes < card
     for col in key.T:
-        c, uniques = pd.factorize(col)
-        codes = pd.factorize(codes * len(uniques) + c)[0]
-    return codes.astype(np.int64, copy=False)
+        col = np.asarray(col, dtype=np.int64)
+        low, width = int(col.min()), int(col.max()) - int(col.min()) + 1
+        if width > len(key):  # a wide column: its distinct values (at most one per row) numbered
+            col, uniques = pd.factorize(col)
+            low, width = 0, len(uniques)
+        if card * width >= 2 ** 62:
+            codes, uniques = pd.factorize(codes)
+            card = len(uniques)
+        codes = codes * width + (col - low)
+        card *= width
+    return pd.factorize(codes)[0].astype(np.int64, copy=False)
 
 
 def writes_group(release: "Release") -> bool:

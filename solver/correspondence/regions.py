@@ -44,14 +44,15 @@ def sensitive_codes(releases: Sequence[Release], values: Sequence[np.ndarray] | 
     linking value is one of them), which is what the engines read from the coded value."""
     if values is None:
         values = [r.sensitive for r in releases]
-    allv = np.concatenate([np.asarray(v, dtype=object) for v in values]) if releases else \
-        np.zeros(0, dtype=object)
-    codes, values = pd.factorize(pd.Series(allv, dtype=object).astype(str), sort=True)
-    out, start = [], 0
-    for r in releases:
-        out.append(codes[start:start + len(r)].astype(np.int64))
-        start += len(r)
-    return out, np.asarray(values, dtype=object)
+    # each release's values factorized (a census release has 10^6 rows and a few dozen values), the distinct
+    # ones as text coded over the sorted dictionary of all of them
+    local = [pd.factorize(np.asarray(v, dtype=object)) for v in values]
+    texts = [pd.Series(np.asarray(u, dtype=object), dtype=object).astype(str).to_numpy(dtype=object)
+             for _, u in local]
+    dictionary = np.unique(np.concatenate(texts)) if texts else np.zeros(0, dtype=object)
+    out = [np.searchsorted(dictionary, t).astype(np.int64)[c] if len(c) else np.zeros(0, np.int64)
+           for (c, _), t in zip(local, texts)]
+    return out, np.asarray(dictionary, dtype=object)
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,10 +254,18 @@ def comparable_pairs(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.n
     return key // max(1, len(lo2)), key % max(1, len(lo2))
 
 
-#: regions of the first list per task of :func:`comparable_pairs_all`, and the work (regions of both lists) below
-#: which it stays in this process
+#: regions of the first list per task of :func:`comparable_pairs_all` (at most), and the work (regions of both
+#: lists) below which it stays in this process
 _REGIONS_TASK = 20_000
-_PARALLEL_REGIONS = 60_000
+_PARALLEL_REGIONS = 20_000
+
+
+def _even_cuts(n: int, most: int) -> list[int]:
+    """``0 = c_0 < c_1 < ... < c_p = n``: ``n`` items cut into the fewest chunks of at most ``most`` items,
+    of sizes differing by one at most (a small last chunk would leave a worker idle); from ``n`` and ``most``
+    alone, so the tasks depend on the input only."""
+    parts = max(1, -(-n // most))
+    return [n * p // parts for p in range(parts + 1)] if n else [0]
 
 
 def comparable_pairs_all(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: np.ndarray, hi2: np.ndarray,
@@ -266,7 +275,7 @@ def comparable_pairs_all(lo1: np.ndarray, hi1: np.ndarray, m1: np.ndarray, lo2: 
     only, and so do the pairs: every pair is found in the chunk of its first region)."""
     from solver.executor import executor_for_work
 
-    cuts = list(range(0, len(lo1), _REGIONS_TASK)) + [len(lo1)]
+    cuts = _even_cuts(len(lo1), _REGIONS_TASK)
     if len(cuts) <= 2:
         return comparable_pairs(lo1, hi1, m1, lo2, hi2, m2)
     tasks = [(lo1[a:b], hi1[a:b], m1[a:b], a) for a, b in zip(cuts[:-1], cuts[1:])]
@@ -352,7 +361,7 @@ def region_pairs_all(nodes: Sequence[Nodes], points: np.ndarray) -> list[tuple[n
     from solver.executor import executor_for_work
 
     points = np.asarray(points, dtype=np.int64)
-    cuts = list(range(0, len(points), _POINTS_TASK)) + [len(points)]
+    cuts = _even_cuts(len(points), _POINTS_TASK)
     tasks = [(l, points[a:b]) for l in range(len(nodes)) for a, b in zip(cuts[:-1], cuts[1:])]
     ex = executor_for_work(len(points) * len(nodes), _PARALLEL_POINTS)
     done = ex.map(_region_pairs_task, tasks, shared=tuple(_regions_only(nd) for nd in nodes))

@@ -819,3 +819,18 @@ def test_certify_release_files_follows_the_specs_dynamics(tmp_path, capsys):
     assert [x for x in cert["expectations"] if x.get("source") == "baseline"] == \
         [x for x in ran["expectations"] if x.get("source") == "baseline"]
     assert cert["attacks"]["correspondence"]["summary"] == run
+
+
+@given(st.lists(st.lists(st.sampled_from(["1", "2", "10", "a", "é", ""]), max_size=6), min_size=1, max_size=4),
+       st.booleans())
+def test_population_ids_numbered_in_order_of_first_appearance(snapshots, arrow):
+    """``_id_codes``: the identifiers of the population's snapshots, one after the other, numbered in order of
+    first appearance - through pyarrow (``str`` indexes) and through pandas (object indexes) alike, against
+    the brute force on the lists."""
+    from attacks.correspondence.targets import _id_codes
+
+    dtype = pd.StringDtype("pyarrow") if arrow else object
+    indexes = [pd.Index(ids, dtype=dtype) for ids in snapshots]
+    first: dict = {}
+    expected = [first.setdefault(x, len(first)) for ids in snapshots for x in ids]
+    assert _id_codes(indexes).tolist() == expected

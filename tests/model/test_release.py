@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import assume, given, strategies as st
 
@@ -276,3 +277,67 @@ def test_group_mixing_qi_values_is_bad_input_unless_anatomy(release, data):
     with pytest.raises(ValueError, match=f"group {a} "):
         Release(**kw, group=group)
     assert Release(**kw, group=group, anatomy=True).classes.tolist() == _numbered(group.tolist())
+
+
+@given(st.data())
+def test_class_index_numbers_equal_rows_in_order_of_first_appearance(data):
+    """``_class_index`` (columns packed in mixed radix, wide columns factorized, the codes so far factorized
+    before a digit would overflow) against the brute force on row tuples: narrow columns (packed), columns
+    over the whole int64 range (factorized), and enough of them to overflow 62 bits."""
+    from multirelease.model.release import _class_index
+
+    rows = data.draw(st.integers(0, 40))
+    width = data.draw(st.integers(1, 24))
+    narrow = st.integers(-3, 3)
+    wide = st.integers(-2 ** 63, 2 ** 63 - 1)
+    kinds = data.draw(st.lists(st.sampled_from(["narrow", "wide", "pool"]), min_size=width, max_size=width))
+    pool = data.draw(st.lists(wide, min_size=1, max_size=3))  # few distinct values far apart
+    cols = [data.draw(st.lists({"narrow": narrow, "wide": wide, "pool": st.sampled_from(pool)}[k],
+                               min_size=rows, max_size=rows)) for k in kinds]
+    key = np.array(cols, dtype=np.int64).T.reshape(rows, width)
+    assert _class_index(key).tolist() == _numbered([tuple(r) for r in key.tolist()])
+
+
+def test_class_index_does_not_wrap_around():
+    """65 binary columns: packed without care, the row ``1, 0, ..., 0`` would be 2^64, equal to the row of
+    zeros modulo 2^64; the codes are factorized before a digit would overflow, so the two stay apart."""
+    from multirelease.model.release import _class_index
+
+    key = np.zeros((4, 65), dtype=np.int64)
+    key[0, 0] = 1
+    key[2, 64] = 1
+    key[3] = 1  # every column takes both values: a binary digit each
+    assert _class_index(key).tolist() == [0, 1, 2, 3]
+
+
+def _same_release(a: Release, b: Release) -> None:
+    assert (a.attributes, a.anatomy, a.counterfeits) == (b.attributes, b.anatomy, b.counterfeits)
+    for name in ("lo", "hi", "sensitive", "group", "uid", "classes"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            assert np.asarray(x).dtype == np.asarray(y).dtype and np.array_equal(x, y), name
+    assert set(a.masks) == set(b.masks)
+    for name in a.masks:
+        assert a.masks[name].dtype == b.masks[name].dtype and np.array_equal(a.masks[name], b.masks[name])
+    assert (a.other is None) == (b.other is None)
+    if a.other is not None:
+        pd.testing.assert_frame_equal(a.other, b.other)
+
+
+@given(tables_and_releases(), grouped_releases(min_classes=2), st.booleans())
+def test_pickled_release_is_the_release(args, grouped, merge):
+    """A release pickled (a worker's task or result: one row per class, expanded on unpickling) is the same
+    release, field by field and dtype by dtype: generalized and vertical releases, releases with a ``group``
+    column and anatomy releases (two groups merged, pickled row by row)."""
+    import pickle
+
+    _, release, _ = args
+    _same_release(release, pickle.loads(pickle.dumps(release)))
+    _same_release(grouped, pickle.loads(pickle.dumps(grouped)))
+    if merge:
+        a, b = sorted(set(grouped.group.tolist()))[:2]
+        anatomy = Release(schema=grouped.schema, attributes=grouped.attributes, lo=grouped.lo, hi=grouped.hi,
+                          sensitive=grouped.sensitive, masks=grouped.masks, other=grouped.other,
+                          group=np.where(grouped.group == b, a, grouped.group), anatomy=True)
+        _same_release(anatomy, pickle.loads(pickle.dumps(anatomy)))
