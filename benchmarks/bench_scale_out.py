@@ -26,6 +26,10 @@ records:
 
 ``publish`` is measured the same way once per size (``--skip-publish`` reuses the files).
 
+A ``machine`` line, first and last, gives ``parallel_ceiling``: per N, the speedup N processes of perfectly
+parallel pure-Python work get on this machine at that moment (:func:`ceiling`; on a virtual machine whose cores
+are shared it is below N and varies) - the certify lines' speedups are read against it.
+
     python benchmarks/bench_scale_out.py [--rows 1000000 10000000] [--executors inline local dask]
                                          [--workers 1 2 4 8 16] [--repeat 3] [--timeout 3600]
 
@@ -150,6 +154,36 @@ def measure(argv: list[str], report: Path | None, timeout: float) -> dict:
     return json.loads(lines[-1])
 
 
+def _spin(loops: int) -> float:
+    """Pure-Python work with no memory traffic: the seconds one process takes for ``loops`` additions."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(loops):
+        total += i
+    return time.perf_counter() - t0
+
+
+def ceiling(workers: list[int], loops: int = 20_000_000, repeat: int = 3) -> dict:
+    """What this machine gives N processes of perfectly parallel work right now: the median over ``repeat``
+    rounds of ``N x (one process alone) / (the slowest of N processes at once)``, per N.  A virtual machine
+    whose cores are shared with its neighbours gives less than N (1.35 for 2 was seen here): no command can
+    scale better than this, and the certify lines are read against it."""
+    import multiprocessing
+    import statistics
+    from concurrent.futures import ProcessPoolExecutor
+
+    out = {}
+    for n in workers:
+        ratios = []
+        for _ in range(repeat):
+            alone = _spin(loops)
+            with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+                together = max(pool.map(_spin, [loops] * n))
+            ratios.append(n * alone / together)
+        out[str(n)] = round(statistics.median(ratios), 2)
+    return out
+
+
 def configs(executors, workers) -> list[tuple[str, int, list[str]]]:
     out = []
     if "inline" in executors:
@@ -182,6 +216,7 @@ def main() -> None:
         sys.stdout.flush()
         print(json.dumps(one(json.loads(args.one))))
         return
+    print(json.dumps({"bench": "machine", "cores": cores, "parallel_ceiling": ceiling(args.workers)}), flush=True)
     for rows in args.rows:
         spec = census(rows, args.seed)
         folder = spec.parent
@@ -202,6 +237,7 @@ def main() -> None:
                 m = {**m, "runs_seconds": [r.get("seconds") for r in runs]}
             print(json.dumps({"bench": f"certify_{rows}", "rows": rows, "executor": name, "workers": n,
                               "cores": cores, **m}), flush=True)
+    print(json.dumps({"bench": "machine", "cores": cores, "parallel_ceiling": ceiling(args.workers)}), flush=True)
 
 
 if __name__ == "__main__":
