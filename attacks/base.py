@@ -167,6 +167,9 @@ class AttackBase:
     #: every metric is computed.  An attack may leave out figures no requirement reads when they cost far more
     #: than the others, and says so in its notes (possible worlds: world counting).
     read: frozenset | None = None
+    #: modules its run imports (its engines, their solvers): ``certify`` imports them while its workers read the
+    #: input files (:func:`multirelease.pipeline.certify_plan`)
+    imports: ClassVar[tuple] = ()
 
     def __init__(self, *, _file: str | None = None, _key: str | None = None, **params: Any):
         self.config = validate_params(self.name, self.params, params, required=self.required,

@@ -6,8 +6,11 @@ DESIGN.md, "Group aggregation").  An :class:`Executor` has one operation, :meth:
 module-level function to a list of picklable tasks and return the results **in the order of the tasks**,
 whoever computed them.  ``map(fn, tasks, shared=x)`` calls ``fn(task, x)``: ``x`` (arrays every task reads,
 e.g. a region table) is sent to each worker once - inherited by forked local processes, broadcast once to a
-Dask cluster - instead of once per task.  Each task is solved by the same code in any process, so the figures
-(and reports) are the same byte for byte whichever executor ran them.
+Dask cluster - instead of once per task.  ``map(..., meanwhile=g)`` calls ``g()`` in this process once the tasks
+are handed out, while the workers run them (work of this process that needs none of their results: certify
+imports its attacks' solvers while its input files are read; inline, after the tasks).  Each task is solved
+by the same code in any process, so the figures (and reports) are the same byte for byte whichever executor ran
+them.
 
 * :class:`InlineExecutor` - this process, in order (small inputs, tests);
 * :class:`LocalExecutor` - the default: ``concurrent.futures.ProcessPoolExecutor`` over this machine's
@@ -41,7 +44,8 @@ class Executor(Protocol):
 
     name: str
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list: ...
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
+            meanwhile: Callable[[], Any] | None = None) -> list: ...
 
     def close(self) -> None: ...
 
@@ -51,10 +55,12 @@ class InlineExecutor:
 
     name = "inline"
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list:
-        if shared is None:
-            return [fn(t) for t in tasks]
-        return [fn(t, shared) for t in tasks]
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
+            meanwhile: Callable[[], Any] | None = None) -> list:
+        out = [fn(t) for t in tasks] if shared is None else [fn(t, shared) for t in tasks]
+        if meanwhile is not None:
+            meanwhile()
+        return out
 
     def close(self) -> None:
         pass
@@ -79,10 +85,11 @@ class LocalExecutor:
         self.processes = max(1, int(processes if processes is not None else available_cores()))
         self.min_tasks = int(min_tasks)
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list:
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
+            meanwhile: Callable[[], Any] | None = None) -> list:
         tasks = list(tasks)
         if self.processes <= 1 or len(tasks) < max(2, self.min_tasks):
-            return InlineExecutor().map(fn, tasks, shared=shared)
+            return InlineExecutor().map(fn, tasks, shared=shared, meanwhile=meanwhile)
         from concurrent.futures import ProcessPoolExecutor
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -93,9 +100,14 @@ class LocalExecutor:
         with ProcessPoolExecutor(max_workers=min(self.processes, len(tasks)),
                                  mp_context=multiprocessing.get_context(method),
                                  initializer=_keep_shared, initargs=(shared, tasks if forked else None)) as pool:
+            # every task is submitted (and, under fork, every worker started) before ``meanwhile`` runs here
             if forked:
-                return list(pool.map(_numbered_task, [fn] * len(tasks), range(len(tasks))))
-            return list(pool.map(_with_shared, [fn] * len(tasks), tasks))
+                results = pool.map(_numbered_task, [fn] * len(tasks), range(len(tasks)))
+            else:
+                results = pool.map(_with_shared, [fn] * len(tasks), tasks)
+            if meanwhile is not None:
+                meanwhile()
+            return list(results)
 
     def close(self) -> None:
         pass
@@ -150,15 +162,20 @@ class DaskExecutor:
         self.client = client
         self.address = address
 
-    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None) -> list:
+    def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
+            meanwhile: Callable[[], Any] | None = None) -> list:
         tasks = list(tasks)
         if not tasks:
+            if meanwhile is not None:
+                meanwhile()
             return []
         if shared is None:
             futures = [self.client.submit(fn, t, pure=False) for t in tasks]
         else:  # sent once to every worker; each task reads it there
             data = self.client.scatter(shared, broadcast=True, hash=False)
             futures = [self.client.submit(fn, t, data, pure=False) for t in tasks]
+        if meanwhile is not None:
+            meanwhile()
         return list(self.client.gather(futures))
 
     def close(self) -> None:

@@ -182,6 +182,8 @@ class Correspondence(AttackBase):
     }
     defaults = {"method": "exact", "time_limit": 20.0, "budget": 300.0, "witness": True, "rows": 1000}
     metrics = _MetricNames(("FA", "CA", "BA", "targets", "cracked", "violations"))
+    imports = ("attacks.correspondence.assemble", "attacks.correspondence.targets", "solver.correspondence.crack",
+               "solver.correspondence.flow_shards", "solver.correspondence.flow_witness")
     #: the paper and its definitions (reference, ``multirelease describe``)
     paper = ("Fung, Wang, Fu, Pei, \"Anonymity for Continuous Data Publishing\" (EDBT 2008; papers/002): "
              "F-, C-, B-attacks Definitions 3.1-3.6, crack sizes Theorems 4.2-4.4, n releases section 7.1")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -113,12 +113,13 @@ def load_yaml(path: str | Path) -> tuple[dict, Path]:
     return doc, path.resolve().parent
 
 
-def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
+def parse_scenario(doc: Mapping, *, base: Path, path: Path, meanwhile: Callable[[], Any] | None = None) -> Scenario:
     """Validate a scenario mapping read from ``path`` (relative paths resolve against ``base``).
 
     Everything that needs no registry is checked here: keys, schema, data, releases given as published,
     dynamics (each change against the table it will meet), transitions, adversary, targets.  Publisher and
     attack names and parameters are checked when the pipeline builds them, still before anything runs.
+    ``meanwhile`` runs here while the executor's workers read the input files (:func:`_read_ahead`), if they do.
     """
     source = str(path)
     for key in doc:
@@ -130,7 +131,7 @@ def parse_scenario(doc: Mapping, *, base: Path, path: Path) -> Scenario:
     seed = doc.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}", file=source, key="seed")
-    files, tables = _read_ahead(doc, doc.get("releases"), schema, base, source)
+    files, tables = _read_ahead(doc, doc.get("releases"), schema, base, source, meanwhile)
     data = None
     if doc.get("data") is not None:
         data = read_table(schema, doc["data"], base=base, source=source, key="data", prefetched=tables)
@@ -253,7 +254,8 @@ def _table_jobs(doc: Mapping, base: Path) -> list[tuple[str, Mapping, Path]]:
     return out
 
 
-def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source: str) -> tuple[dict, dict]:
+def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source: str,
+                meanwhile: Callable[[], Any] | None = None) -> tuple[dict, dict]:
     """The input files of a scenario read at once by the current executor (:mod:`solver.executor`), one task
     per file (issue 28: reading is most of what ``certify`` does outside the attacks): ``({release index:
     Release or the InputError it raised}, {read_table key: Table})``, each taken (and an error raised) in its
@@ -295,7 +297,7 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
         except OSError:
             return {}, {}  # read_release_csv says why
     tasks += [("table", spec, base, key) for key, spec, _ in tables]
-    done = ex.map(_read_input_task, tasks, shared=schema)
+    done = ex.map(_read_input_task, tasks, shared=schema, meanwhile=meanwhile)
     files = {job[0]: out for job, out in zip(jobs, done)}
     read = {t[0]: out for t, out in zip(tables, done[len(jobs):]) if out is not None}
     return files, read

@@ -156,6 +156,7 @@ class ShardedEngine:
                                           n2.region_hi, n2.region_masks)
         self._shared: Shared | None = None
         self._base = None
+        self._base_sorted = None
         self._comp = None
         self.n_solves = 0
 
@@ -195,6 +196,7 @@ class ShardedEngine:
         by = np.lexsort((value, req))
         # the base generator and every node's component (numbered across shards)
         self._base = tuple(np.concatenate([a.base[x] for a in results]) for x in range(3))
+        self._base_sorted = None
         comp = [np.zeros(len(n1), np.int64), np.zeros(len(n2), np.int64)]
         offset = 0
         for t, a in zip(tasks, results):
@@ -230,18 +232,42 @@ class ShardedEngine:
         if isinstance(ex, LocalExecutor) and sum(len(t.ids[0]) + len(t.ids[1]) for t, _ in tasks) < _PARALLEL_WORK:
             ex = InlineExecutor()
         out = []
-        bu, bv, bc = self._base
+        bu, bv, bc, bkey = self._sorted_base()
         for tail, head, flow, solved_u, _ in ex.map(witness_part, tasks, shared=self._shared):
             drop = np.zeros(len(n1), bool)
             drop[solved_u] = True
             keep = ~drop[bu]
             pos = flow > 0
-            u = np.concatenate([bu[keep], tail[pos]])
-            v = np.concatenate([bv[keep], head[pos]])
-            c = np.concatenate([bc[keep], flow[pos]])
-            order = np.lexsort((v, u, n1.value[u]))
-            out.append((u[order], v[order], c[order]))
+            tu, tv, tc = tail[pos], head[pos], flow[pos]
+            new = np.lexsort((tv, tu, n1.value[tu]))
+            tu, tv, tc = tu[new], tv[new], tc[new]
+            if bkey is None:  # keys would overflow: the whole generator sorted again
+                u, v, c = (np.concatenate([b[keep], t]) for b, t in ((bu, tu), (bv, tv), (bc, tc)))
+                order = np.lexsort((v, u, n1.value[u]))
+                out.append((u[order], v[order], c[order]))
+                continue
+            # the re-solved arcs merged into the kept ones (both sorted; after equal keys, as a stable sort of
+            # the kept arcs then the new ones would place them)
+            at = np.searchsorted(bkey[keep], self._arc_keys(tu, tv), side="right")
+            out.append(tuple(np.insert(b[keep], at, t) for b, t in ((bu, tu), (bv, tv), (bc, tc))))
         return out
+
+    def _arc_keys(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """One int64 per arc ordering arcs as ``(value of u, u, v)`` does (:meth:`_sorted_base` checked it fits)."""
+        n1, n2 = self.nodes
+        return (n1.value[u].astype(np.int64) * len(n1) + u) * max(1, len(n2)) + v
+
+    def _sorted_base(self) -> tuple:
+        """The base generator's arcs sorted by (value of ``u``, ``u``, ``v``) - the witnesses' arc order - with
+        their keys (``None`` when a key would not fit in 62 bits), computed once for all witnesses."""
+        if self._base_sorted is None:
+            n1, n2 = self.nodes
+            bu, bv, bc = self._base
+            order = np.lexsort((bv, bu, n1.value[bu]))
+            bu, bv, bc = bu[order], bv[order], bc[order]
+            top = (int(n1.value.max(initial=0)) + 1) * max(1, len(n1)) * max(1, len(n2))
+            self._base_sorted = (bu, bv, bc, self._arc_keys(bu, bv) if top < 2 ** 62 else None)
+        return self._base_sorted
 
     def witness(self, req, releases, values, point) -> dict:
         """The generator realizing ``req``'s optimum, in the report's form (see :func:`generator_json`)."""

@@ -53,6 +53,53 @@ def test_chunks_partition_every_item_once_deterministically():
     assert chunks(sizes, 3, min_size=3) == [[2], [4, 5], [0, 3]]
 
 
+def _wait_for(path: str) -> bool:
+    """A task that waits (30 s at most) for ``path`` to exist: whether it saw it."""
+    import os
+    import time
+
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_meanwhile_runs_here_while_the_workers_run_the_tasks(tmp_path):
+    """``map(..., meanwhile=g)``: with worker processes, ``g`` runs in this process while the tasks run - each
+    task waits for the file ``g`` writes, so a ``g`` run after them would leave every task waiting in vain -;
+    inline, once, after the tasks; the results are the tasks' in either case."""
+    import os
+
+    flag = tmp_path / "flag"
+    calls: list = []
+
+    def meanwhile():
+        calls.append(os.getpid())
+        flag.write_text("here")
+
+    assert LocalExecutor(2).map(_wait_for, [str(flag)] * 2, meanwhile=meanwhile) == [True, True]
+    assert calls == [os.getpid()]
+    flag.unlink()
+    assert InlineExecutor().map(_square, [2, 3], meanwhile=meanwhile) == [4, 9] and len(calls) == 2
+    assert LocalExecutor(1).map(_square, [4], meanwhile=meanwhile) == [16] and len(calls) == 3
+
+
+def test_certify_imports_its_attacks_solvers_ahead():
+    """What certify imports while its files are read: the named attack's engines (OR-Tools' flows among
+    them); names that are no attack, or not names, are passed over (their own step refuses them)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from multirelease.pipeline import _import_ahead; "
+            "before = 'ortools' in sys.modules; _import_ahead([{'nope': {}}, 3], []); "
+            "_import_ahead(None, ['correspondence', 'nope']); "
+            "print(before, 'ortools' in sys.modules, 'solver.correspondence.flow_shards' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
 def test_executors_keep_the_order_of_the_tasks():
     tasks = list(range(20, 0, -1))
     want = [t * t for t in tasks]
