@@ -33,8 +33,9 @@ are shared it is below N and varies) - the certify lines' speedups are read agai
     python benchmarks/bench_scale_out.py [--rows 1000000 10000000] [--executors inline local dask]
                                          [--workers 1 2 4 8 16] [--repeat 3] [--timeout 3600]
 
-With ``--repeat R`` each certify command runs ``R`` times and its line holds the median run (by seconds) with
-``runs_seconds``, every run's wall time.
+With ``--repeat R`` each certify command runs ``R`` times - in rounds, every command once a round, so that a
+machine whose speed drifts slows them alike - and its line holds the median run (by seconds) with
+``runs_seconds``, every run's wall time in round order.
 """
 from __future__ import annotations
 
@@ -224,17 +225,26 @@ def main() -> None:
         if not (args.skip_publish and (releases / "release_2.csv").exists()):
             m = measure(["publish", str(spec), "--out", str(releases)], None, args.timeout)
             print(json.dumps({"bench": f"publish_{rows}", "rows": rows, "cores": cores, **m}), flush=True)
+        commands = []
         for name, n, extra in configs(args.executors, args.workers):
             report = folder / f"certify_{name}_{n}.json"
-            report.unlink(missing_ok=True)
             argv = ["certify", str(spec), str(releases / "release_1.csv"), str(releases / "release_2.csv"),
                     "--attack", "correspondence", "--require", "correspondence.FA >= 1", "--json", str(report),
                     "--quiet", *extra]
-            runs = [measure(argv, report, args.timeout) for _ in range(max(1, args.repeat))]
-            timed = sorted((r for r in runs if "seconds" in r), key=lambda r: r["seconds"])
-            m = timed[(len(timed) - 1) // 2] if timed else runs[0]
-            if len(runs) > 1:
-                m = {**m, "runs_seconds": [r.get("seconds") for r in runs]}
+            commands.append((name, n, report, argv))
+        # round by round, every command once a round: a machine whose speed drifts (a shared virtual machine)
+        # slows every command alike, not the ones measured last
+        runs: dict = {(name, n): [] for name, n, _, _ in commands}
+        for _ in range(max(1, args.repeat)):
+            for name, n, report, argv in commands:
+                report.unlink(missing_ok=True)
+                runs[name, n].append(measure(argv, report, args.timeout))
+        for name, n, _, _ in commands:
+            done = runs[name, n]
+            timed = sorted((r for r in done if "seconds" in r), key=lambda r: r["seconds"])
+            m = timed[(len(timed) - 1) // 2] if timed else done[0]
+            if len(done) > 1:
+                m = {**m, "runs_seconds": [r.get("seconds") for r in done]}
             print(json.dumps({"bench": f"certify_{rows}", "rows": rows, "executor": name, "workers": n,
                               "cores": cores, **m}), flush=True)
     print(json.dumps({"bench": "machine", "cores": cores, "parallel_ceiling": ceiling(args.workers)}), flush=True)
