@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from multirelease.errors import InputError
-from multirelease.model.release import Release
+from multirelease.model.release import Release, first_appearances
 from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackResult
@@ -193,15 +193,14 @@ def _id_codes(indexes: Sequence) -> np.ndarray:
     factorization."""
     import pandas as pd
 
-    if all(getattr(ix.dtype, "storage", None) == "pyarrow" for ix in indexes):
+    from multirelease.model.table import arrow_text
+
+    texts = [arrow_text(ix) for ix in indexes]
+    if all(t is not None for t in texts):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        chunks = []
-        for ix in indexes:
-            a = pa.array(ix.array)  # an Array or a ChunkedArray
-            chunks.extend(c.cast(pa.large_string()) for c in getattr(a, "chunks", [a]))
-        joined = pa.chunked_array(chunks, type=pa.large_string()).combine_chunks()
+        joined = pa.concat_arrays(texts)
         return pc.dictionary_encode(joined).indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return pd.factorize(np.concatenate([np.asarray(ix, dtype=object) for ix in indexes]))[0]
 
@@ -217,10 +216,7 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
     # every individual once, at the first snapshot holding it: the ids of all snapshots numbered in order of
     # first appearance (one hash factorization), a row kept where its number is new
     sizes = [len(table) for table in view.population]
-    codes = _id_codes([table.frame.index for table in view.population])
-    first = np.ones(len(codes), dtype=bool)
-    first[1:] = codes[1:] > np.maximum.accumulate(codes)[:-1]
-    del codes
+    first = first_appearances(_id_codes([table.frame.index for table in view.population]))
     parts, at = [], 0
     for i, (table, size) in enumerate(zip(view.population, sizes), 1):
         keep = first[at:at + size]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
-from multirelease.model.hierarchy import _scalar
+from multirelease.model.hierarchy import _all_text, _scalar
 from multirelease.model.release import RESERVED_COLUMNS, Release, _class_index, _first_mixed_group, _qi_key
 from multirelease.model.schema import Schema
 from multirelease.model.table import composite_sensitive, refuse_missing_sensitive
@@ -24,11 +24,6 @@ __all__ = ["read_release_csv", "write_release_csv", "read_counterfeits_csv", "wr
 
 
 # ---------------------------------------------------------------------- CSV I/O
-def _all_text(col: pd.Series) -> bool:
-    """Whether every cell is text (a CSV's column; YAML rows may hold numbers and booleans)."""
-    return col.dtype != object or all(type(x) is str for x in col)
-
-
 def _scalars(col: pd.Series) -> pd.Series:
     """``col.map(_scalar)``, computed once per distinct cell when every cell is text (a release of 10^6 rows
     has a few thousand distinct cells per column; cells of other types - YAML rows - are mapped one by
