@@ -8,7 +8,10 @@ whoever computed them.  ``map(fn, tasks, shared=x)`` calls ``fn(task, x)``: ``x`
 e.g. a region table) is sent to each worker once - inherited by forked local processes, broadcast once to a
 Dask cluster - instead of once per task.  ``map(..., meanwhile=g)`` calls ``g()`` in this process once the tasks
 are handed out, while the workers run them (work of this process that needs none of their results: certify
-imports its attacks' solvers while its input files are read; inline, after the tasks).  Each task is solved
+imports its attacks' solvers while its input files are read; inline, after the tasks).  ``map(..., keep=True)``:
+the results may be tasks of later maps (the releases certify reads, then aggregates) - a Dask cluster keeps
+each where it was computed and runs a later task that holds it there, instead of sending it back and forth;
+processes and this process have nothing to keep.  Each task is solved
 by the same code in any process, so the figures (and reports) are the same byte for byte whichever executor ran
 them.
 
@@ -45,7 +48,7 @@ class Executor(Protocol):
     name: str
 
     def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
-            meanwhile: Callable[[], Any] | None = None) -> list: ...
+            meanwhile: Callable[[], Any] | None = None, keep: bool = False) -> list: ...
 
     def close(self) -> None: ...
 
@@ -56,7 +59,7 @@ class InlineExecutor:
     name = "inline"
 
     def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
-            meanwhile: Callable[[], Any] | None = None) -> list:
+            meanwhile: Callable[[], Any] | None = None, keep: bool = False) -> list:
         out = [fn(t) for t in tasks] if shared is None else [fn(t, shared) for t in tasks]
         if meanwhile is not None:
             meanwhile()
@@ -86,7 +89,7 @@ class LocalExecutor:
         self.min_tasks = int(min_tasks)
 
     def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
-            meanwhile: Callable[[], Any] | None = None) -> list:
+            meanwhile: Callable[[], Any] | None = None, keep: bool = False) -> list:
         tasks = list(tasks)
         if self.processes <= 1 or len(tasks) < max(2, self.min_tasks):
             return InlineExecutor().map(fn, tasks, shared=shared, meanwhile=meanwhile)
@@ -134,21 +137,38 @@ class DaskExecutor:
     """A ``dask.distributed`` cluster at ``address`` (``tcp://host:8786``), an existing ``Client``, or with
     ``address="local"`` a ``LocalCluster`` of ``workers`` single-threaded worker processes started here (default:
     :func:`available_cores`) and closed with the executor.  Tasks are submitted in order and gathered in order
-    (``pure=False``: every task runs)."""
+    (``pure=False``: every task runs).
+
+    The results of a ``map(..., keep=True)`` stay on the worker that computed them too, for the executor's
+    life: a later task that holds one of them (the task itself, or an item of a task that is a tuple) is sent
+    the result's future instead of its pickle, so the scheduler runs it where the result already is (a census
+    release read by a worker is not sent back to it to be aggregated).
+
+    The local cluster's workers are started in the environment of this process, as local worker processes
+    are, not in the one Dask sets by default: ``MALLOC_TRIM_THRESHOLD_=65536`` turns off glibc's adaptive mmap
+    threshold, so that every large numpy temporary is mapped and faulted in afresh (on the 10^6 census of issue
+    28: 3.5x the page faults, the flow shards 15% slower), and ``OMP_NUM_THREADS=1`` caps pyarrow's thread pool
+    (the census's files read by one worker in 7.9-8.7 s instead of 7.1-7.6 s).  Nor do they run Dask's
+    statistical profiler.
+    A remote cluster keeps its own configuration."""
 
     name = "dask"
 
     def __init__(self, address: str | None = None, *, client: Any = None, workers: int | None = None):
         self._cluster = None
+        self._kept: dict[int, tuple[Any, Any]] = {}
         if client is None:
             try:
+                import dask.config
                 from dask.distributed import Client, LocalCluster
             except ImportError:
                 raise InputError("needs dask.distributed: pip install 'multirelease[dask]'",
                                  key="--scheduler") from None
             if address == "local":
-                self._cluster = LocalCluster(n_workers=workers or available_cores(), threads_per_worker=1,
-                                             processes=True, dashboard_address=None)
+                with dask.config.set({"distributed.nanny.pre-spawn-environ": {},
+                                      "distributed.worker.profile.enabled": False}):
+                    self._cluster = LocalCluster(n_workers=workers or available_cores(), threads_per_worker=1,
+                                                 processes=True, dashboard_address=None)
                 client = Client(self._cluster, set_as_default=False)
             else:
                 try:
@@ -162,9 +182,20 @@ class DaskExecutor:
         self.client = client
         self.address = address
 
+    def _remote(self, task: Any) -> Any:
+        """``task`` with every kept result in it (itself, or an item of a tuple) replaced by its future."""
+        kept = self._kept
+        if not kept:
+            return task
+        if id(task) in kept:
+            return kept[id(task)][1]
+        if type(task) is tuple:
+            return tuple(kept[id(x)][1] if id(x) in kept else x for x in task)
+        return task
+
     def map(self, fn: Callable[..., Any], tasks: Sequence[Any], *, shared: Any = None,
-            meanwhile: Callable[[], Any] | None = None) -> list:
-        tasks = list(tasks)
+            meanwhile: Callable[[], Any] | None = None, keep: bool = False) -> list:
+        tasks = [self._remote(t) for t in tasks]
         if not tasks:
             if meanwhile is not None:
                 meanwhile()
@@ -176,9 +207,15 @@ class DaskExecutor:
             futures = [self.client.submit(fn, t, data, pure=False) for t in tasks]
         if meanwhile is not None:
             meanwhile()
-        return list(self.client.gather(futures))
+        results = list(self.client.gather(futures))
+        if keep:  # the object and its future held together: an id is not reused while the object lives
+            for r, f in zip(results, futures):
+                if r is not None and not isinstance(r, (bool, int, float, str, BaseException)):
+                    self._kept[id(r)] = (r, f)
+        return results
 
     def close(self) -> None:
+        self._kept.clear()
         if self._owned:
             self.client.close()
         if self._cluster is not None:

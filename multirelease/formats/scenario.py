@@ -297,7 +297,7 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
         except OSError:
             return {}, {}  # read_release_csv says why
     tasks += [("table", spec, base, key) for key, spec, _ in tables]
-    done = ex.map(_read_input_task, tasks, shared=schema, meanwhile=meanwhile)
+    done = ex.map(_read_input_task, tasks, shared=schema, meanwhile=meanwhile, keep=True)
     files = {job[0]: out for job, out in zip(jobs, done)}
     read = {t[0]: out for t, out in zip(tables, done[len(jobs):]) if out is not None}
     return files, read

@@ -100,6 +100,61 @@ def test_certify_imports_its_attacks_solvers_ahead():
     assert out.stdout.split() == ["False", "True", "True"]
 
 
+class _Held:
+    """A result whose identity tells where a later task got it: made there, or sent there."""
+
+    def __init__(self, i: int):
+        self.i = i
+
+
+#: every _Held made in this process (kept alive, so that no id is reused)
+_MADE: dict = {}
+
+
+def _make(i: int) -> _Held:
+    h = _Held(i)
+    _MADE[id(h)] = h
+    return h
+
+
+def _held_here(task: tuple) -> tuple[bool, int]:
+    h, k = task
+    return _MADE.get(id(h)) is h, h.i + k
+
+
+def _is_made_here(h: _Held) -> bool:
+    return _MADE.get(id(h)) is h
+
+
+def _environ(name: str) -> str | None:
+    import os
+
+    return os.environ.get(name)
+
+
+def test_dask_keeps_results_where_they_were_made():
+    """``map(..., keep=True)`` on Dask (issue 28): a later task holding a kept result (as itself or an item of
+    its tuple) runs on the worker that made it and gets that very object, not a copy sent back; without
+    ``keep`` it gets a copy.  Local processes and this process give the same values.  The local cluster's
+    workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold left on)."""
+    pytest.importorskip("dask.distributed")
+    from solver.executor import DaskExecutor
+
+    ex = DaskExecutor("local", workers=2)
+    try:
+        made = ex.map(_make, [1, 2, 3], keep=True)
+        assert ex.map(_held_here, [(h, 10) for h in made]) == [(True, 11), (True, 12), (True, 13)]
+        assert ex.map(_is_made_here, made) == [True, True, True]  # the task itself kept
+        again = ex.map(_make, [4])  # not kept: sent back to a worker as a copy
+        assert ex.map(_held_here, [(again[0], 10)]) == [(False, 14)]
+        assert set(ex.client.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
+    finally:
+        ex.close()
+    for other in (InlineExecutor(), LocalExecutor(2)):
+        made = other.map(_make, [1, 2], keep=True)
+        assert [v for _, v in other.map(_held_here, [(h, 10) for h in made])] == [11, 12]
+
+
 def test_executors_keep_the_order_of_the_tasks():
     tasks = list(range(20, 0, -1))
     want = [t * t for t in tasks]
@@ -180,16 +235,18 @@ def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(scenario_mod, "_read_ahead", counted)
 
-    def certify(workers: str, name: str) -> tuple[int, str]:
+    def certify(workers: str, name: str, *extra: str) -> tuple[int, str]:
         out = tmp_path / name
         code = main(["certify", str(path), *files, "--attack", "correspondence", "--json", str(out), "--quiet",
-                     "--workers", workers])
+                     "--workers", workers, *extra])
         return code, (out.read_text(encoding="utf-8") if out.exists() else capsys.readouterr().err)
 
     inline = certify("0", "inline.json")  # two tasks, in this process
     assert certify("2", "small.json") == inline and read[-1] == 0  # small files: read one by one, here
     monkeypatch.setattr(scenario_mod, "_PARALLEL_BYTES", 0)
     assert certify("2", "local.json") == inline and read[-1] == 2  # two tasks, in two worker processes
+    if importlib.util.find_spec("distributed") is not None:  # read by Dask workers, aggregated where read
+        assert certify("2", "dask.json", "--scheduler", "local") == inline and read[-1] == 2
     text = Path(files[1]).read_text(encoding="utf-8").splitlines()
     head = text[0].split(",")
     cells = text[5].split(",")
