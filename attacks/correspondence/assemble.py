@@ -8,6 +8,7 @@ questions: one pass of array operations instead of a Python loop per row and per
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from solver.correspondence.flows import expand_ranges
 
 from .targets import TargetTable, class_id
 
-__all__ = ["RequestFigures", "family_cells", "qid_labels"]
+__all__ = ["RequestFigures", "TargetRows", "family_cells", "qid_labels"]
 
 
 class RequestFigures:
@@ -171,3 +172,73 @@ def class_ids(releases, rel: np.ndarray, cls: np.ndarray) -> np.ndarray:
             class_id(r, 0)  # caches the release's ids
             out[at] = r.__dict__["_correspondence_class_ids"][cls[at]]
     return out
+
+
+class TargetRows(Sequence):
+    """Every target's report row (``qid``, ``timestamp``, individuals, and per attack family its release,
+    class, size, crack, anonymity, bounds when open, groups), each built when it is read: a census has 10^5
+    targets and its report lists the worst thousand (:func:`~attacks.correspondence.targets.shown_rows`), the
+    rest going to ``--targets-file`` only - building them all took 0.4 s of the main process (issue 28).  Row
+    ``i`` is the same dict whenever it is built; a sequence of rows equals another with the same rows.
+
+    ``cells[fam]``: the family's per-target arrays ``has``, ``req``, ``id``, ``a_lo``, ``a_hi``, ``c_lo``,
+    ``c_hi``, ``open`` (:func:`family_cells`); ``arrays``: the targets' ``t``, ``people``, ``weight``,
+    ``given``; ``fig``: the requests' figures; ``release``: the first release (its QI attributes name the
+    targets' points)."""
+
+    def __init__(self, release: Release, targets, arrays: dict, cells: dict, fig: RequestFigures,
+                 families: Sequence[str]):
+        self._release, self._targets = release, targets  # the QI labels, computed when a row is first read
+        self._labels: list | None = None
+        self._arrays = arrays
+        self._cells = {fam: cells[fam] for fam in families}
+        self._fig = fig
+        self._n = len(arrays["t"])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._n))]
+        i = int(i)
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        if self._labels is None:
+            self._labels = qid_labels(self._release, self._targets)
+        a = self._arrays
+        row: dict[str, Any] = {"qid": self._labels[i], "timestamp": int(a["t"][i])}
+        if a["people"][i]:
+            row["individuals"] = int(a["people"][i])
+            row["points"] = int(a["weight"][i])
+        if a["given"][i]:
+            row["target"] = int(a["given"][i])
+        fig = self._fig
+        for fam, c in self._cells.items():
+            if not c["has"][i]:
+                continue
+            r = int(c["req"][i])
+            c_lo, a_hi = int(c["c_lo"][i]), int(c["a_hi"][i])
+            cell = {"release": int(fig.j[r]), "class": int(c["id"][i]), "size": int(fig.size[r]), "crack": c_lo,
+                    "anonymity": a_hi}
+            if c["open"][i]:
+                cell["crack_bounds"] = [c_lo, int(c["c_hi"][i])]
+                cell["anonymity_bounds"] = [int(c["a_lo"][i]), a_hi]
+            # counts only: a class of composite sensitive values has up to thousands of groups, and listing
+            # them in every row made the Adult Sen3 report 750 MB (``worst`` lists them for its class)
+            cell["groups"] = int(fig.n_groups[r])
+            cell["groups_cracked"] = int(fig.n_cracked[r])
+            row[fam] = cell
+        return row
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(x == y for x, y in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TargetRows({self._n} rows)"

@@ -85,9 +85,8 @@ from multirelease.model.release import Release
 from multirelease.model.sequence import SequenceView
 
 from attacks.base import AttackBase, AttackResult, Progress
-from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets, parse_targets,
-                      target_arrays,
-                      requests_of, shown_rows)
+from .targets import (CorrespondenceResult, Target, base_targets, class_id, given_targets, has_population,
+                      parse_targets, population_points, requests_of, shown_rows, target_arrays)
 
 #: the crack questions of the targets (kept under this name for the tests and benchmarks)
 _requests = requests_of
@@ -233,10 +232,13 @@ class Correspondence(AttackBase):
         codes, values = sensitive_codes(releases, [linking.values(r) for r in releases] if linking else None)
         if linking.note():
             notes.append(linking.note())
-        nodes = aggregate_all(releases, codes)
+        # the population's points need no release: computed here while the workers aggregate the releases
+        points: list = []
+        ahead = (lambda: points.append(population_points(view))) if has_population(view) else None
+        nodes = aggregate_all(releases, codes, meanwhile=ahead)
         if progress:
             progress(0, 3, "targets")
-        targets = self._targets(view, nodes, notes)
+        targets = self._targets(view, nodes, notes, points[0] if points else None)
         requests, where = _requests(targets, nodes, n)
         if progress:
             progress(1, 3, f"{len(requests)} crack questions")
@@ -263,8 +265,9 @@ class Correspondence(AttackBase):
     #: population targets sharing a signature and timestamp make one row (False: one row per point)
     _aggregate = True
 
-    def _targets(self, view: SequenceView, nodes, notes: list[str]) -> list[Target]:
-        return base_targets(view, nodes, notes, aggregate=self._aggregate) + given_targets(view, nodes, self._given)
+    def _targets(self, view: SequenceView, nodes, notes: list[str], points: tuple | None = None) -> list[Target]:
+        return base_targets(view, nodes, notes, aggregate=self._aggregate, points=points) + \
+            given_targets(view, nodes, self._given)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -325,7 +328,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     are per linked value, shown with their sensitive value and label."""
     from attacks.intervals import settle
 
-    from .assemble import RequestFigures, class_ids, family_cells, qid_labels
+    from .assemble import RequestFigures, TargetRows, class_ids, family_cells
 
     if linking:
         sens_of = linking.sensitive_of(values)
@@ -377,43 +380,21 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         ranked[fam] = list(zip(a_hi.tolist(), a_lo.tolist(), mine.tolist()))
         anon_of[fam] = (int(a_lo.min()), int(a_hi.min()))
     cracked = [int(weight[base & any_lo].sum()), int(weight[base & any_hi].sum())]
-    # the rows
+    # the rows, each built when read (TargetRows); the given targets' per-value figures now
     summary: dict[str, float] = {}
     intervals: dict[str, tuple] = {}
-    labels = qid_labels(releases[0], targets)
-    columns = {fam: {x: cells[fam][x].tolist() for x in ("has", "req", "id", "a_lo", "a_hi", "c_lo", "c_hi", "open")}
-               for fam in FAMILIES}
-    size, n_groups, n_cracked = fig.size.tolist(), fig.n_groups.tolist(), fig.n_cracked.tolist()
-    t_list, people, points, given = (arrays[x].tolist() for x in ("t", "people", "weight", "given"))
-    rows = []
-    for ti in range(len(t_list)):
-        row: dict[str, Any] = {"qid": labels[ti], "timestamp": t_list[ti]}
-        if people[ti]:
-            row["individuals"] = people[ti]
-            row["points"] = points[ti]
-        if given[ti]:
-            row["target"] = given[ti]
+    rows = TargetRows(releases[0], targets, arrays, cells, fig, FAMILIES)
+    given = arrays["given"]
+    for ti in np.flatnonzero(given).tolist():
         for fam in FAMILIES:
-            c = columns[fam]
+            c = cells[fam]
             if not c["has"][ti]:
                 continue
-            r = c["req"][ti]
-            cell = {"release": int(fig.j[r]), "class": c["id"][ti], "size": size[r], "crack": c["c_lo"][ti],
-                    "anonymity": c["a_hi"][ti]}
-            if c["open"][ti]:
-                cell["crack_bounds"] = [c["c_lo"][ti], c["c_hi"][ti]]
-                cell["anonymity_bounds"] = [c["a_lo"][ti], c["a_hi"][ti]]
-            # counts only: a class of composite sensitive values has up to thousands of groups, and listing
-            # them in every row made the Adult Sen3 report 750 MB (``worst`` lists them for its class)
-            cell["groups"] = n_groups[r]
-            cell["groups_cracked"] = n_cracked[r]
-            row[fam] = cell
-            if given[ti]:
-                name = f"{fam}_{given[ti]}"
-                summary[name] = c["c_lo"][ti]
-                intervals[name] = (c["c_lo"][ti], c["c_hi"][ti])
-                _given_values(summary, intervals, name, fig, cells[fam], e_tgt, e_req, ti, r, values, sens_of)
-        rows.append(row)
+            r = int(c["req"][ti])
+            name = f"{fam}_{int(given[ti])}"
+            summary[name] = int(c["c_lo"][ti])
+            intervals[name] = (int(c["c_lo"][ti]), int(c["c_hi"][ti]))
+            _given_values(summary, intervals, name, fig, c, e_tgt, e_req, ti, r, values, sens_of)
     head: dict[str, float] = {}
     for fam, metric in (("F", "FA"), ("C", "CA"), ("B", "BA")):
         if fam in best:
@@ -461,7 +442,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         notes.append(f"targets: the report lists the {len(shown)} rows of the worst targets of {len(rows)} "
                      f"(parameter rows; multirelease run/certify --targets-file writes them all)")
     return CorrespondenceResult(attack=attack.name, summary=head, exact=bool(exact) and not bounds and not open_rows,
-                                worst=worst, targets=tuple(rows), bounds=bounds, notes=tuple(notes), proven=proven,
+                                worst=worst, targets=rows, bounds=bounds, notes=tuple(notes), proven=proven,
                                 reason=reason, stats=stats, shown=None if len(shown) == len(rows) else tuple(shown))
 
 

@@ -22,7 +22,7 @@ from multirelease.model.sequence import SequenceView
 from attacks.base import AttackResult
 
 __all__ = ["CorrespondenceResult", "Entries", "Target", "TargetTable", "base_targets", "class_id", "given_targets",
-           "parse_targets", "requests_of", "shown_rows", "target_arrays"]
+           "has_population", "parse_targets", "population_points", "requests_of", "shown_rows", "target_arrays"]
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,15 @@ def given_targets(view: SequenceView, nodes, given: list[tuple[dict, int]]) -> l
     return []
 
 
-def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool = True) -> list[Target]:
+def has_population(view: SequenceView) -> bool:
+    """The view's targets are its population's individuals: it has a snapshot for every release."""
+    pop = view.population
+    return getattr(view, "targets", "population") == "population" and len(pop) == len(view.releases) and all(
+        p is not None for p in pop)
+
+
+def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool = True,
+                 points: tuple | None = None) -> list[Target]:
     """The population's targets when the view has one for every release, else every target the published
     regions allow (an atom and a timestamp).
 
@@ -169,15 +177,14 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
     make one :class:`Target` with ``weight`` = their number and ``people`` = their individuals.  Its ``point`` is the
     first of them in lexicographic order of ``(point, timestamp)``, and targets are in that order, so the
     first target attaining a minimum is the one the per-point computation picks.  ``aggregate=False``: one
-    target per point (the tests' reference)."""
+    target per point (the tests' reference).  ``points``: the view's :func:`population_points`, when they were
+    computed already."""
     from solver.correspondence.regions import atoms
 
     releases = view.releases
     n = len(releases)
-    pop = view.population
-    if getattr(view, "targets", "population") == "population" and len(pop) == n and all(
-            p is not None for p in pop):
-        return _population_targets(view, nodes, notes, aggregate)
+    if has_population(view):
+        return _population_targets(view, nodes, notes, aggregate, points)
     sizes = [a.domain_size for a in releases[0].qi_attributes]
     out = []
     for atom in atoms(nodes, sizes):
@@ -205,16 +212,18 @@ def _id_codes(indexes: Sequence) -> np.ndarray:
     return pd.factorize(np.concatenate([np.asarray(ix, dtype=object) for ix in indexes]))[0]
 
 
-def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True) -> TargetTable:
-    from solver.correspondence.regions import signature_ids, unique_rows
+def population_points(view: SequenceView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What the population's targets are made of before any release is read (so that ``Correspondence.run``
+    computes it while the releases are aggregated, issue 28): every individual once, at the first snapshot
+    holding it, as ``keys`` (its QI leaf codes and that timestamp; distinct, sorted by point then timestamp)
+    with their ``counts`` of individuals, and the distinct points ``pts`` with each key's point ``inv``."""
+    from solver.correspondence.regions import unique_rows
 
-    releases = view.releases
-    n = len(releases)
-    quasi = releases[0].quasi
+    quasi = view.releases[0].quasi
     cols = [list(view.schema.quasi).index(a) for a in quasi]
     q = len(cols)
-    # every individual once, at the first snapshot holding it: the ids of all snapshots numbered in order of
-    # first appearance (one hash factorization), a row kept where its number is new
+    # the ids of all snapshots numbered in order of first appearance (one hash factorization), a row kept
+    # where its number is new
     sizes = [len(table) for table in view.population]
     first = first_appearances(_id_codes([table.frame.index for table in view.population]))
     parts, at = [], 0
@@ -230,6 +239,15 @@ def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: 
     keys, _, _, counts = unique_rows(key)  # sorted by (point, t)
     del key
     pts, _, inv, _ = unique_rows(keys[:, :-1])
+    return keys, counts, pts, inv
+
+
+def _population_targets(view: SequenceView, nodes, notes: list[str], aggregate: bool = True,
+                        points: tuple | None = None) -> TargetTable:
+    from solver.correspondence.regions import signature_ids, unique_rows
+
+    n = len(view.releases)
+    keys, counts, pts, inv = points if points is not None else population_points(view)
     ids, sets = signature_ids(nodes, pts)
     sig = ids[inv]
     t = keys[:, -1]

@@ -19,7 +19,7 @@ classes whatever the generalization model (hierarchy nodes, intervals, arbitrary
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -166,13 +166,15 @@ def aggregate(release: Release, value: np.ndarray) -> Nodes:
 _PARALLEL_ROWS = 200_000
 
 
-def aggregate_all(releases: Sequence[Release], values: Sequence[np.ndarray]) -> list[Nodes]:
+def aggregate_all(releases: Sequence[Release], values: Sequence[np.ndarray],
+                  meanwhile: Callable[[], Any] | None = None) -> list[Nodes]:
     """:func:`aggregate` of every release (``values[l]`` its rows' sensitive codes), one task of the current
-    executor each (issue 28: a census's releases are aggregated side by side)."""
+    executor each (issue 28: a census's releases are aggregated side by side); ``meanwhile`` runs in this
+    process while they are (:meth:`solver.executor.Executor.map`)."""
     from solver.executor import executor_for_work
 
     ex = executor_for_work(sum(len(r) for r in releases), _PARALLEL_ROWS)
-    return ex.map(_aggregate_task, list(zip(releases, values)))
+    return ex.map(_aggregate_task, list(zip(releases, values)), meanwhile=meanwhile)
 
 
 def _aggregate_task(task: tuple) -> Nodes:

@@ -438,6 +438,31 @@ def test_report_rows_are_the_worst_targets():
     assert 0 < len(shown) <= 3 and all(r in full.targets for r in shown)
 
 
+
+def test_target_rows_are_built_when_read_alike_every_time():
+    """A result's rows are built when read (``TargetRows``, issue 28): row ``i`` is the same dict every time,
+    negative indices and slices are a tuple's, a pickled result has the same rows, and a sequence of rows
+    equals the tuple of them (and not one that differs in a single cell)."""
+    import pickle
+
+    from attacks.correspondence.assemble import TargetRows
+
+    sc = load_scenario(SCENARIO)
+    rels = [s.given for s in sc.steps]
+    res = attack(rels, witness=False)
+    rows = res.targets
+    assert isinstance(rows, TargetRows) and len(rows) >= 4
+    frozen = tuple(rows)
+    assert rows == frozen and list(rows) == [rows[i] for i in range(len(rows))]
+    assert rows[-1] == frozen[-1] and rows[1:3] == list(frozen[1:3]) and rows[::-1] == list(frozen[::-1])
+    with pytest.raises(IndexError):
+        rows[len(rows)]
+    assert pickle.loads(pickle.dumps(res)).targets == frozen
+    changed = list(frozen)
+    changed[-1] = {**changed[-1], "timestamp": changed[-1]["timestamp"] + 1}
+    assert rows != tuple(changed) and rows != frozen[:-1]
+    assert res.to_json()["targets"] == list(frozen)
+
 # ---------------------------------------------------------------------- exact engine vs brute force
 @fast(25)
 @given(st.data())
