@@ -113,12 +113,17 @@ class AttackResult:
                 return worst[key]
         return worst
 
+    def shown_targets(self) -> list:
+        """The target rows the report lists: all of them (a result with many keeps the rest for
+        ``--targets-file``, :class:`attacks.correspondence.targets.CorrespondenceResult`)."""
+        return list(self.targets)
+
     def to_json(self) -> dict:
         """The report's form: ``summary`` holds proven values only, ``bounds`` the rest (with their reason),
         ``estimates`` the labelled point estimates of bounded metrics."""
         proven = {k: _num(v) for k, v in self.summary.items() if self.is_proven(k)}
         out: dict[str, Any] = {"summary": proven, "exact": bool(self.exact), "worst": dict(self.worst),
-                               "targets": list(self.targets)}
+                               "targets": self.shown_targets()}
         bounds = {m: self.bound(m).to_json() for m in self.reported_metrics() if not self.is_proven(m)}
         if bounds:
             out["bounds"] = bounds

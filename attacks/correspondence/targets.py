@@ -33,11 +33,10 @@ class CorrespondenceResult(AttackResult):
 
     shown: tuple | None = field(default=None, compare=False, repr=False)
 
-    def to_json(self) -> dict:
-        out = super().to_json()
-        if self.shown is not None:
-            out["targets"] = [self.targets[i] for i in self.shown]
-        return out
+    def shown_targets(self) -> list:
+        if self.shown is None:
+            return list(self.targets)
+        return [self.targets[i] for i in self.shown]  # only these rows are built
 
 
 @dataclass

@@ -463,6 +463,18 @@ def test_target_rows_are_built_when_read_alike_every_time():
     assert rows != tuple(changed) and rows != frozen[:-1]
     assert res.to_json()["targets"] == list(frozen)
 
+    class Counted(TargetRows):  # a report of the worst rows builds those rows only
+        built = 0
+
+        def __getitem__(self, i):
+            Counted.built += 1
+            return super().__getitem__(i)
+
+    few = attack(rels, witness=False, rows=3)
+    few.targets.__class__ = Counted
+    shown = few.to_json()["targets"]
+    assert 0 < len(shown) <= 3 < len(rows) and Counted.built == len(shown)
+
 # ---------------------------------------------------------------------- exact engine vs brute force
 @fast(25)
 @given(st.data())
