@@ -142,7 +142,9 @@ class DaskExecutor:
     The results of a ``map(..., keep=True)`` stay on the worker that computed them too, for the executor's
     life: a later task that holds one of them (the task itself, or an item of a task that is a tuple) is sent
     the result's future instead of its pickle, so the scheduler runs it where the result already is (a census
-    release read by a worker is not sent back to it to be aggregated).
+    release read by a worker is not sent back to it to be aggregated).  A kept result must not be changed in
+    place afterwards (the worker's copy would not follow); the releases and tables certify keeps are never
+    changed after reading (new ones are made; only caches of figures derived from their own data are added).
 
     The local cluster's workers are started in the environment of this process, as local worker processes
     are, not in the one Dask sets by default: ``MALLOC_TRIM_THRESHOLD_=65536`` turns off glibc's adaptive mmap
