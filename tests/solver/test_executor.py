@@ -132,12 +132,23 @@ def _environ(name: str) -> str | None:
     return os.environ.get(name)
 
 
+def _imported(name: str) -> bool:
+    import sys
+
+    return name in sys.modules
+
+
 def test_dask_keeps_results_where_they_were_made():
     """``map(..., keep=True)`` on Dask (issue 28): a later task holding a kept result (as itself or an item of
     its tuple) runs on the worker that made it and gets that very object, not a copy sent back; without
     ``keep`` it gets a copy.  Local processes and this process give the same values.  The local cluster's
-    workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold left on)."""
+    workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold left on), forked
+    from this process (with the modules it imported, which a spawned worker would import again)."""
     pytest.importorskip("dask.distributed")
+    import importlib
+
+    importlib.import_module("json.tool")  # a module nothing else imports: a forked worker holds it, a spawned one not
+
     from solver.executor import DaskExecutor
 
     ex = DaskExecutor("local", workers=2)
@@ -148,6 +159,7 @@ def test_dask_keeps_results_where_they_were_made():
         again = ex.map(_make, [4])  # not kept: sent back to a worker as a copy
         assert ex.map(_held_here, [(again[0], 10)]) == [(False, 14)]
         assert set(ex.client.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
+        assert set(ex.client.run(_imported, "json.tool").values()) == {True}
     finally:
         ex.close()
     for other in (InlineExecutor(), LocalExecutor(2)):
