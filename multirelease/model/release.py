@@ -168,11 +168,15 @@ class Release:
         the published ``group`` (when present) and on every generalized QI value (Li & Zhou's QI-group); in
         an :attr:`anatomy` release, the group alone.  ``uid`` never splits a class.  Classes are numbered in
         order of first appearance."""
-        key = _qi_key(self.lo, self.hi, self.masks)
         if self.group is not None:
-            group = np.asarray(self.group, dtype=np.int64)[:, None]
-            key = group if self.anatomy else np.column_stack([group, key])
-        return _class_index(key)
+            group = np.asarray(self.group, dtype=np.int64)
+            by_group = _class_index(group[:, None])
+            # a published group holds one generalized QI value (Li & Zhou's QI-group): then its rows are one
+            # class, numbered as the groups first appear - one check instead of packing every column
+            if self.anatomy or _uniform_within(by_group, [self.lo, self.hi, *self.masks.values()]):
+                return by_group
+            return _class_index(np.column_stack([group[:, None], _qi_key(self.lo, self.hi, self.masks)]))
+        return _class_index(_qi_key(self.lo, self.hi, self.masks))
 
     @cached_property
     def n_classes(self) -> int:
@@ -358,6 +362,13 @@ def first_appearances(codes: np.ndarray) -> np.ndarray:
     first = np.ones(len(codes), dtype=bool)
     first[1:] = codes[1:] > np.maximum.accumulate(codes)[:-1]
     return first
+
+
+def _uniform_within(codes: np.ndarray, arrays: Sequence[np.ndarray]) -> bool:
+    """Whether every row of each array equals the first row of its code (``codes`` numbered ``0..`` in order of
+    first appearance): the rows of a code are then alike in all ``arrays``."""
+    firsts = np.flatnonzero(first_appearances(codes))[codes]
+    return all(np.array_equal(a, np.asarray(a)[firsts]) for a in arrays)
 
 
 def _class_index(key: np.ndarray) -> np.ndarray:

@@ -298,6 +298,29 @@ def test_class_index_numbers_equal_rows_in_order_of_first_appearance(data):
     assert _class_index(key).tolist() == _numbered([tuple(r) for r in key.tolist()])
 
 
+@given(st.data())
+def test_uniform_within_a_code_against_the_rows_of_each_code(data):
+    """``_uniform_within`` (how a release whose every group holds one QI value skips the packing of its columns
+    in ``Release.classes``) against the brute force: every two rows of one code equal in every array - on
+    arrays drawn at random and on arrays copied from each code's first row (uniform), one row changed or not."""
+    from multirelease.model.release import _class_index, _uniform_within
+
+    rows = data.draw(st.integers(1, 30))
+    codes = _class_index(np.array(data.draw(st.lists(st.integers(0, 4), min_size=rows, max_size=rows)))[:, None])
+    arrays = [np.array(data.draw(st.lists(st.integers(0, 2), min_size=rows * w, max_size=rows * w)),
+                       dtype=np.int64).reshape(rows, w) for w in data.draw(st.lists(st.integers(1, 3), max_size=3))]
+    if data.draw(st.booleans()):
+        first = {}
+        for i, c in enumerate(codes.tolist()):
+            first.setdefault(c, i)
+        arrays = [a[[first[c] for c in codes.tolist()]] for a in arrays]
+        if arrays and data.draw(st.booleans()):
+            arrays[-1][data.draw(st.integers(0, rows - 1)), 0] += 1
+    alike = all(a[i].tolist() == a[j].tolist() for a in arrays for i in range(rows) for j in range(rows)
+                if codes[i] == codes[j])
+    assert _uniform_within(codes, arrays) == alike
+
+
 def test_class_index_does_not_wrap_around():
     """65 binary columns: packed without care, the row ``1, 0, ..., 0`` would be 2^64, equal to the row of
     zeros modulo 2^64; the codes are factorized before a digit would overflow, so the two stay apart."""
