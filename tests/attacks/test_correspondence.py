@@ -864,12 +864,17 @@ def test_certify_release_files_follows_the_specs_dynamics(tmp_path, capsys):
     assert cert["attacks"]["correspondence"]["summary"] == run
 
 
-@given(st.lists(st.lists(st.sampled_from(["1", "2", "10", "a", "é", ""]), max_size=6), min_size=1, max_size=4),
-       st.booleans())
+_NUMERAL_LOOKALIKES = ["1", "2", "10", "-3", "01", "+1", " 1", "-0", "0", "9223372036854775807",
+                       "9223372036854775808", "1e3"]
+
+
+@given(st.lists(st.lists(st.sampled_from(["1", "2", "10", "a", "é", ""]) | st.sampled_from(_NUMERAL_LOOKALIKES),
+                         max_size=6), min_size=1, max_size=4), st.booleans())
 def test_population_ids_numbered_in_order_of_first_appearance(snapshots, arrow):
     """``_id_codes``: the identifiers of the population's snapshots, one after the other, numbered in order of
-    first appearance - through pyarrow (``str`` indexes) and through pandas (object indexes) alike, against
-    the brute force on the lists."""
+    first appearance - through pyarrow (``str`` indexes; as integers when every identifier is an integer
+    written the one way pyarrow writes it, so ``01``, ``+1``, `` 1`` and ``-0`` stay apart from ``1`` and
+    ``0``) and through pandas (object indexes) alike, against the brute force on the lists."""
     from attacks.correspondence.targets import _id_codes
 
     dtype = pd.StringDtype("pyarrow") if arrow else object
