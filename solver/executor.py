@@ -214,11 +214,30 @@ class DaskExecutor:
             futures = [self.client.submit(fn, t, data, pure=False) for t in tasks]
         if meanwhile is not None:
             meanwhile()
-        results = list(self.client.gather(futures))
+        results = self._fetch(futures)
         if keep:  # the object and its future held together: an id is not reused while the object lives
             for r, f in zip(results, futures):
                 if r is not None and not isinstance(r, (bool, int, float, str, BaseException)):
                     self._kept[id(r)] = (r, f)
+        return results
+
+    def _fetch(self, futures: list) -> list:
+        """The results of ``futures`` in their order, each fetched as soon as its task is done, while the others
+        run (``Client.gather`` waits for all of them, then fetches them one worker after the other: the census's
+        releases, read side by side, came back one second after the last was read); a task that failed raises
+        its error once every task is done, the first in task order."""
+        from dask.distributed import as_completed
+
+        at = {f.key: i for i, f in enumerate(futures)}
+        results: list = [None] * len(futures)
+        failed = []
+        for f in as_completed(futures, loop=self.client.loop):
+            if f.status == "finished":
+                results[at[f.key]] = f.result()
+            else:
+                failed.append(at[f.key])
+        if failed:
+            futures[min(failed)].result()  # raises the task's error
         return results
 
     def close(self) -> None:

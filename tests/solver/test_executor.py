@@ -167,6 +167,45 @@ def test_dask_keeps_results_where_they_were_made():
         assert [v for _, v in other.map(_held_here, [(h, 10) for h in made])] == [11, 12]
 
 
+def _after(task: tuple) -> int:
+    """``task = (seconds, i)``: ``i`` after sleeping; a negative ``i`` raises instead."""
+    import time
+
+    seconds, i = task
+    time.sleep(seconds)
+    if i < 0:
+        raise ValueError(f"task {-i}")
+    return i
+
+
+def test_dask_fetches_each_result_when_its_task_is_done(monkeypatch):
+    """Dask: every result is fetched as soon as its task is done (the second task's, done first, before the
+    first's), and returned in the order of the tasks; failed tasks raise the first one's error in task order
+    once all are done, whichever failed first."""
+    pytest.importorskip("dask.distributed")
+    import distributed
+
+    from solver.executor import DaskExecutor
+
+    fetched = []
+    real = distributed.Future.result
+
+    def result(self, *args, **kwargs):
+        value = real(self, *args, **kwargs)
+        fetched.append(value)
+        return value
+
+    ex = DaskExecutor("local", workers=2)
+    try:
+        monkeypatch.setattr(distributed.Future, "result", result)
+        assert ex.map(_after, [(1.5, 0), (0.0, 1)]) == [0, 1]
+        assert fetched == [1, 0]
+        with pytest.raises(ValueError, match="task 1"):
+            ex.map(_after, [(1.5, -1), (0.0, -2), (0.0, 3)])
+    finally:
+        ex.close()
+
+
 def test_executors_keep_the_order_of_the_tasks():
     tasks = list(range(20, 0, -1))
     want = [t * t for t in tasks]
