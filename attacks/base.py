@@ -183,6 +183,11 @@ class AttackBase:
     def applies(self, view: SequenceView) -> bool:
         return len(view.releases) > 0
 
+    def prepare(self, view: SequenceView) -> None:
+        """Work of :meth:`run` that needs the view but none of the executor's workers, done ahead while they
+        compute the releases' metrics (:func:`multirelease.pipeline.build_sequence`, issue 28) and kept in
+        ``view.ahead[self.name]``; :meth:`run` does it itself when it finds nothing there.  Nothing by default."""
+
     #: the attack's *baseline* (issue 30): what "no one is disclosed" means against this adversary, as
     #: ``(metric, op, number)``; judged whenever the attack runs, beside the spec's and the command line's
     #: requirements, raised by its own parameters (:meth:`default_requirements`) and by what the releases

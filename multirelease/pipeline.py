@@ -79,6 +79,8 @@ class ScenarioRun:
     states: list = field(default_factory=list)  # each publisher's serialized state after each release
     #: a ledger step's attack states to keep (:func:`run_ledger_step`): name -> (parts, summary) or None
     gate: dict = field(default_factory=dict)
+    #: the adversary's view the attacks read, made (and prepared) while the releases' metrics were computed
+    view: Any = None
 
     @property
     def verdict(self) -> str:
@@ -481,9 +483,10 @@ def resolve_targets(scenario: Scenario, sequence: ReleaseSequence) -> str:
 
 # ---------------------------------------------------------------------- 1. build the sequence
 def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: int,
-                   states: Mapping[str, dict] | None = None) -> None:
+                   states: Mapping[str, dict] | None = None, ahead: Callable[[], Any] | None = None) -> None:
     """Publish or read every release into ``run.sequence``: the one place where dynamics are applied.
-    ``states`` (publisher name -> state) continues a sequence made earlier (a ledger's step)."""
+    ``states`` (publisher name -> state) continues a sequence made earlier (a ledger's step); ``ahead`` runs
+    here while the executor's workers compute the releases' metrics (:func:`_prepare_attacks`)."""
     from multirelease.reports.document import compute_metrics_all
 
     seq = run.sequence
@@ -526,7 +529,26 @@ def build_sequence(scenario: Scenario, run: ScenarioRun, notify: Step, total: in
             run.states.append({})
         run.timings[f"release {step.index}"] = time.perf_counter() - t0
         built.append((seq.releases[-1], seq.snapshots[-1]))
-    run.release_metrics.extend(compute_metrics_all(built))  # side by side (issue 28)
+    run.release_metrics.extend(compute_metrics_all(built, meanwhile=ahead))  # side by side (issue 28)
+
+
+def _prepare_attacks(scenario: Scenario, run: ScenarioRun) -> None:
+    """The adversary's view of the built sequence, made once and kept in ``run.view``, and each attack's work
+    ahead of its run (:meth:`attacks.base.AttackBase.prepare`) - done while the workers compute the releases'
+    metrics, where this process would wait (issue 28).  Targets that cannot be resolved are left to
+    :func:`resolve_targets` to refuse in their turn."""
+    try:
+        targets = resolve_targets(scenario, run.sequence)
+    except InputError:
+        return
+    run.view = run.sequence.view(scenario.adversary, scenario.transitions, targets=targets)
+    for _, attack in scenario.attacks:
+        prepare = getattr(attack, "prepare", None)
+        if prepare is not None:
+            try:
+                prepare(run.view)
+            except InputError:  # told by the attack's run, in its turn
+                pass
 
 
 # ---------------------------------------------------------------------- 2. attack
@@ -538,7 +560,9 @@ def run_attacks(scenario: Scenario, run: ScenarioRun, notify: Step, total: int) 
     checks say why it cannot (``update_graph`` without ``transitions``, ``correspondence`` on one release):
     exit 2 naming the requirement, never a requirement left UNKNOWN as "not reported".  Attacks that do not
     apply run first: a refusal comes before the costly work."""
-    view = run.sequence.view(scenario.adversary, scenario.transitions, targets=run.targets)
+    view = run.view
+    if view is None or view.targets != run.targets or len(view) != len(run.sequence):
+        view = run.sequence.view(scenario.adversary, scenario.transitions, targets=run.targets)
     attacks = list(scenario.attacks)
     if scenario.all_applicable:
         from attacks import ATTACKS
@@ -702,7 +726,8 @@ def run_scenario(scenario: Scenario, progress: Step | None = None, *, attack: bo
     run = ScenarioRun(scenario=scenario, sequence=ReleaseSequence())
     total = len(scenario.steps) + (len(scenario.attacks) if attack else 0)
     with use_executor(executor):  # the releases' metrics, and the attacks' components
-        build_sequence(scenario, run, notify, total, states)
+        build_sequence(scenario, run, notify, total, states,
+                       ahead=(lambda: _prepare_attacks(scenario, run)) if attack else None)
         run.targets = resolve_targets(scenario, run.sequence)
         if attack:
             run_attacks(scenario, run, notify, total)

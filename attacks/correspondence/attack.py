@@ -217,6 +217,12 @@ class Correspondence(AttackBase):
     def applies(self, view: SequenceView) -> bool:
         return _problem(view) is None
 
+    def prepare(self, view: SequenceView) -> None:
+        """The population's points (:func:`population_points`: they need no release aggregated), computed while
+        the workers compute the releases' metrics."""
+        if _problem(view) is None and has_population(view):
+            view.ahead[self.name] = population_points(view)
+
     # ------------------------------------------------------------------ run
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         problem = _problem(view)
@@ -232,9 +238,10 @@ class Correspondence(AttackBase):
         codes, values = sensitive_codes(releases, [linking.values(r) for r in releases] if linking else None)
         if linking.note():
             notes.append(linking.note())
-        # the population's points need no release: computed here while the workers aggregate the releases
-        points: list = []
-        ahead = (lambda: points.append(population_points(view))) if has_population(view) else None
+        # the population's points need no release: computed ahead (prepare), else here while the workers
+        # aggregate the releases
+        points: list = [view.ahead[self.name]] if self.name in view.ahead else []
+        ahead = (lambda: points.append(population_points(view))) if has_population(view) and not points else None
         nodes = aggregate_all(releases, codes, meanwhile=ahead)
         if progress:
             progress(0, 3, "targets")

@@ -89,6 +89,8 @@ class SequenceView:
     #: who the attacks judge: ``population`` (the individuals of the snapshots) or ``regions`` (every target
     #: the published regions allow); the pipeline states it in every report
     targets: str = "population"
+    #: what attacks computed of this view ahead of their run (:meth:`attacks.base.AttackBase.prepare`), by name
+    ahead: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.releases)

@@ -10,7 +10,7 @@ import json
 import math
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -29,14 +29,16 @@ RELEASE_METRICS = ("records", "classes", "k", "l_distinct", "l_entropy", "LM", "
 _PARALLEL_ROWS = 200_000
 
 
-def compute_metrics_all(pairs: list[tuple[Release, Table | None]]) -> list[dict[str, float]]:
+def compute_metrics_all(pairs: list[tuple[Release, Table | None]],
+                        meanwhile: Callable[[], Any] | None = None) -> list[dict[str, float]]:
     """:func:`compute_release_metrics` of every ``(release, snapshot)``, one task of the current executor each
-    (issue 28), the snapshot sent as its :class:`~multirelease.model.metrics.SnapshotFigures`."""
+    (issue 28), the snapshot sent as its :class:`~multirelease.model.metrics.SnapshotFigures`; ``meanwhile``
+    runs in this process while the workers compute them (:meth:`solver.executor.Executor.map`)."""
     from multirelease.model.metrics import SnapshotFigures
     from solver.executor import executor_for_work
 
     ex = executor_for_work(sum(len(r) for r, _ in pairs), _PARALLEL_ROWS)
-    return ex.map(_metrics_task, [(r, SnapshotFigures.of(s)) for r, s in pairs])
+    return ex.map(_metrics_task, [(r, SnapshotFigures.of(s)) for r, s in pairs], meanwhile=meanwhile)
 
 
 def _metrics_task(task: tuple) -> dict[str, float]:

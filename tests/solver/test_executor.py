@@ -266,6 +266,42 @@ def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
     assert doc["attacks"]["correspondence"]["exact"] is True
 
 
+def test_population_points_computed_while_the_metrics_are(tmp_path, monkeypatch):
+    """The correspondence attack's population points (they need no release aggregated) are computed once, by
+    its ``prepare``, while the executor computes the releases' metrics (the metrics map's ``meanwhile``), kept in
+    the view the attacks then read; the report is the one of a run that computes them in the attack."""
+    import attacks.correspondence.attack as corr_attack
+
+    path = _census(tmp_path)
+    calls: list = []
+    real_points = corr_attack.population_points
+    real_metrics = document.compute_metrics_all
+    inside = [False]
+
+    def points(view):
+        calls.append(inside[0])
+        return real_points(view)
+
+    def metrics(pairs, meanwhile=None):
+        def during():
+            inside[0] = True
+            try:
+                return meanwhile()
+            finally:
+                inside[0] = False
+        return real_metrics(pairs, meanwhile=during if meanwhile is not None else None)
+
+    monkeypatch.setattr(corr_attack, "population_points", points)
+    monkeypatch.setattr(document, "compute_metrics_all", metrics)
+    run = run_scenario(load_scenario(path), executor=InlineExecutor())
+    assert calls == [True]  # once, ahead, during the metrics
+    assert "correspondence" in run.view.ahead
+    prepared = dumps(build_report(run))
+    monkeypatch.setattr(corr_attack.Correspondence, "prepare", lambda self, view: None)
+    calls.clear()
+    assert _report(path, InlineExecutor()) == prepared and calls == [False]  # in the attack's run instead
+
+
 def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
     """``certify`` reads its release files as executor tasks (one per file; forced here on small files): the
     same report as reading them in this process, and bad input in a file read by a worker is the same one
