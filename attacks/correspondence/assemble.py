@@ -19,7 +19,38 @@ from solver.correspondence.flows import expand_ranges
 
 from .targets import TargetTable, class_id
 
-__all__ = ["RequestFigures", "TargetRows", "family_cells", "qid_labels"]
+__all__ = ["RequestFigures", "TargetRows", "family_cells", "qid_label", "qid_labels", "request_groups"]
+
+
+def request_groups(nodes, requests, n_values: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The groups of every request's class - ``(owner request, value, records)``, by request then value - and
+    every request's class size: what :class:`RequestFigures` reads of the releases, not of the answers (the
+    attack computes it while the workers answer)."""
+    tab = RequestTable.of(requests)
+    m = len(tab)
+    t_j, cls = tab.j, tab.cls
+    owners, vals, sizes = [], [], []
+    size = np.zeros(m, np.int64)
+    for l, nd in enumerate(nodes):
+        mine = np.flatnonzero(t_j == l + 1)
+        if not len(mine):
+            continue
+        key = nd.cls * n_values + nd.value
+        uniq, inv = np.unique(key, return_inverse=True)
+        counts = np.bincount(inv.reshape(-1), weights=nd.count, minlength=len(uniq)).astype(np.int64)
+        c_of = uniq // n_values
+        n_cls = len(nd.class_sizes)
+        starts = np.searchsorted(c_of, np.arange(n_cls + 1))
+        ok = mine[cls[mine] < n_cls]
+        idx, own = expand_ranges(starts[cls[ok]], starts[cls[ok] + 1], ok)
+        owners.append(own)
+        vals.append(uniq[idx] % n_values)
+        sizes.append(counts[idx])
+        size[ok] = np.asarray(nd.class_sizes, np.int64)[cls[ok]]
+    own = np.concatenate(owners) if owners else np.zeros(0, np.int64)
+    val = np.concatenate(vals) if vals else np.zeros(0, np.int64)
+    s = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    return own, val, s, size
 
 
 class RequestFigures:
@@ -32,12 +63,11 @@ class RequestFigures:
     :class:`~solver.correspondence.crack.CrackAnswer`, or exact answers as the arrays ``(request, value,
     best)`` of :meth:`solver.correspondence.flows.TwoReleaseEngine.answer_arrays`."""
 
-    def __init__(self, nodes, requests, answers, n_values: int):
+    def __init__(self, nodes, requests, answers, n_values: int, groups: tuple | None = None):
         tab = RequestTable.of(requests)
         m = len(tab)
         self.values = n_values
-        t_j, cls = tab.j, tab.cls
-        self.j, self.cls = t_j, cls
+        self.j, self.cls = tab.j, tab.cls
         # answers as arrays sorted by (request, value)
         if isinstance(answers, tuple):
             a_req, a_val, a_high = answers
@@ -49,30 +79,10 @@ class RequestFigures:
             a_high = np.fromiter((x for a in answers for x in a.high.values()), np.int64, len(a_val))
             a_low = np.fromiter((a.low.get(v, 0) for a in answers for v in a.high), np.int64, len(a_val))
         key_a = a_req * n_values + a_val
-        order = np.argsort(key_a, kind="stable")
-        key_a, a_high, a_low = key_a[order], a_high[order], a_low[order]
-        # the groups of every request's class: (owner request, value, records)
-        owners, vals, sizes = [], [], []
-        self.size = np.zeros(m, np.int64)
-        for l, nd in enumerate(nodes):
-            mine = np.flatnonzero(t_j == l + 1)
-            if not len(mine):
-                continue
-            key = nd.cls * n_values + nd.value
-            uniq, inv = np.unique(key, return_inverse=True)
-            counts = np.bincount(inv.reshape(-1), weights=nd.count, minlength=len(uniq)).astype(np.int64)
-            c_of = uniq // n_values
-            n_cls = len(nd.class_sizes)
-            starts = np.searchsorted(c_of, np.arange(n_cls + 1))
-            ok = mine[cls[mine] < n_cls]
-            idx, own = expand_ranges(starts[cls[ok]], starts[cls[ok] + 1], ok)
-            owners.append(own)
-            vals.append(uniq[idx] % n_values)
-            sizes.append(counts[idx])
-            self.size[ok] = np.asarray(nd.class_sizes, np.int64)[cls[ok]]
-        own = np.concatenate(owners) if owners else np.zeros(0, np.int64)
-        val = np.concatenate(vals) if vals else np.zeros(0, np.int64)
-        s = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+        if not bool((key_a[1:] >= key_a[:-1]).all()):  # the engines' arrays come sorted
+            order = np.argsort(key_a, kind="stable")
+            key_a, a_high, a_low = key_a[order], a_high[order], a_low[order]
+        own, val, s, self.size = groups if groups is not None else request_groups(nodes, requests, n_values)
         key = own * n_values + val
         pos = np.searchsorted(key_a, key)
         found = pos < len(key_a)
@@ -134,6 +144,15 @@ def family_cells(fig: RequestFigures, tgt: np.ndarray, req: np.ndarray, rel: np.
             "possible": possible}
 
 
+def qid_label(release: Release, leaves) -> dict[str, str]:
+    """One target's QI labels (``leaves``: its leaf codes per attribute), as :func:`qid_labels` gives them."""
+    if all(len(x) == 1 for x in leaves):
+        return {a.name: a.hierarchy.leaves[x[0]] for a, x in zip(release.qi_attributes, leaves)}
+    from solver.correspondence.regions import leaf_labels
+
+    return leaf_labels(release, leaves)
+
+
 def qid_labels(release: Release, targets) -> list[dict[str, str]]:
     """Every target's QI labels: a leaf per attribute (population and given targets), else the cell's label
     (:func:`solver.correspondence.regions.leaf_labels`)."""
@@ -174,6 +193,10 @@ def class_ids(releases, rel: np.ndarray, cls: np.ndarray) -> np.ndarray:
     return out
 
 
+#: rows whose QI labels :class:`TargetRows` computes one by one before it computes every row's
+_LABELS_ONE_BY_ONE = 4096
+
+
 class TargetRows(Sequence):
     """Every target's report row (``qid``, ``timestamp``, individuals, and per attack family its release,
     class, size, crack, anonymity, bounds when open, groups), each built when it is read: a census has 10^5
@@ -188,8 +211,9 @@ class TargetRows(Sequence):
 
     def __init__(self, release: Release, targets, arrays: dict, cells: dict, fig: RequestFigures,
                  families: Sequence[str]):
-        self._release, self._targets = release, targets  # the QI labels, computed when a row is first read
+        self._release, self._targets = release, targets  # the QI labels: of each row read, then of all at once
         self._labels: list | None = None
+        self._read = 0
         self._arrays = arrays
         self._cells = {fam: cells[fam] for fam in families}
         self._fig = fig
@@ -206,10 +230,8 @@ class TargetRows(Sequence):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        if self._labels is None:
-            self._labels = qid_labels(self._release, self._targets)
         a = self._arrays
-        row: dict[str, Any] = {"qid": self._labels[i], "timestamp": int(a["t"][i])}
+        row: dict[str, Any] = {"qid": self._label(i), "timestamp": int(a["t"][i])}
         if a["people"][i]:
             row["individuals"] = int(a["people"][i])
             row["points"] = int(a["weight"][i])
@@ -232,6 +254,17 @@ class TargetRows(Sequence):
             cell["groups_cracked"] = int(fig.n_cracked[r])
             row[fam] = cell
         return row
+
+    def _label(self, i: int) -> dict[str, str]:
+        """Row ``i``'s QI labels: one by one for the rows a report shows (the census's 10^5 targets' labels
+        took 0.1 s of the main process to show a thousand), every row's at once when more are read (the
+        ``--targets-file``)."""
+        if self._labels is None:
+            self._read += 1
+            if self._read <= _LABELS_ONE_BY_ONE:
+                return qid_label(self._release, self._targets[i].leaves)
+            self._labels = qid_labels(self._release, self._targets)
+        return self._labels[i]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):

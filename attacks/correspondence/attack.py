@@ -251,20 +251,26 @@ class Correspondence(AttackBase):
             progress(1, 3, f"{len(requests)} crack questions")
         method = self.config["method"]
         engine = None
+        groups: list = []
         if method == "closed_form":
             answers, exact = _closed_answers(releases, nodes, requests, values, notes)
         else:
             engine = _engine(nodes, self.config["time_limit"], [a.domain_size for a in releases[0].qi_attributes],
                              self.config["budget"])
             if hasattr(engine, "answer_arrays"):  # exact answers as arrays (two releases)
-                answers, exact = engine.answer_arrays(requests), True
+                from .assemble import request_groups
+
+                def groups_ahead() -> None:  # what the report reads of the releases, while the workers answer
+                    groups.append(request_groups(nodes, requests, len(values)))
+
+                answers, exact = engine.answer_arrays(requests, meanwhile=groups_ahead), True
             else:
                 answers = engine.answer(requests)
                 exact = all(a.exact for a in answers)
         if progress:
             progress(2, 3, "summary")
         result = _assemble(self, view, nodes, values, targets, requests, where, answers, exact, engine, notes,
-                           linking)
+                           linking, groups[0] if groups else None)
         if progress:
             progress(3, 3, "done")
         return result
@@ -314,16 +320,8 @@ def _families(t: int, j: int, n: int) -> tuple[str, ...]:
     return tuple(f for f, ok in (("F", t < n), ("B", t >= 2)) if ok)
 
 
-def _labels(release: Release, leaves) -> dict[str, str]:
-    if all(len(x) == 1 for x in leaves):
-        return {a.name: a.hierarchy.leaves[x[0]] for a, x in zip(release.qi_attributes, leaves)}
-    from solver.correspondence.regions import leaf_labels
-
-    return leaf_labels(release, leaves)
-
-
 def _assemble(attack: Correspondence, view, nodes, values, targets, requests, where, answers, exact, engine,
-              notes, linking=None) -> AttackResult:
+              notes, linking=None, groups=None) -> AttackResult:
     """The rows, summary and witnesses from the answers' crack intervals.
 
     A row's anonymity is the minimum over its candidate classes, so it lies in ``[min low, min high]``.  Its
@@ -332,7 +330,8 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     crack lies between the smallest low and the largest high of theirs.  ``cracked`` and ``violations``
     count the rows whose crack (anonymity) is proven positive (below ``k``) for their lower end, and those
     where it may be for their upper end.  ``values`` are linked values when ``linking`` has columns: groups
-    are per linked value, shown with their sensitive value and label."""
+    are per linked value, shown with their sensitive value and label.  ``groups``: the requests'
+    :func:`~attacks.correspondence.assemble.request_groups` when computed ahead."""
     from attacks.intervals import settle
 
     from .assemble import RequestFigures, TargetRows, class_ids, family_cells
@@ -345,7 +344,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
     releases = view.releases
     n = len(releases)
     k = attack.config.get("k")
-    fig = RequestFigures(nodes, requests, answers, len(values))
+    fig = RequestFigures(nodes, requests, answers, len(values), groups)
     # every (target, candidate request) in the targets' order, and each one's attack families
     e_tgt, e_rel, e_req = where.tgt, where.rel, where.req
     e_pos = np.arange(len(e_rel), dtype=np.int64)
@@ -417,6 +416,7 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
         intervals["violations"] = tuple(violations)
     head.update(summary)
     worst: dict[str, Any] = {}
+    generate: list[tuple] = []  # (metric, request, point) of the witnesses whose generator is asked for
     for fam in FAMILIES:
         if fam not in best:
             continue
@@ -434,8 +434,14 @@ def _assemble(attack: Correspondence, view, nodes, values, targets, requests, wh
             for g, (v, *_) in zip(w["groups"], groups):
                 g["linked"] = str(shown_values[v])
         if attack.config["witness"] and engine is not None:
-            w["generator"] = engine.witness(req, releases, shown_values, tg.point)
+            generate.append((_METRIC_OF[fam], req, tg.point))
         worst[_METRIC_OF[fam]] = w
+    if generate:  # every family's generator at once where the engine can (one map of the executor)
+        wanted = [(req, point) for _, req, point in generate]
+        made = engine.witnesses(wanted, releases, shown_values) if hasattr(engine, "witnesses") else \
+            [engine.witness(req, releases, shown_values, point) for req, point in wanted]
+        for (metric, _, _), generator in zip(generate, made):
+            worst[metric]["generator"] = generator
     stats: dict[str, Any] = {}
     if engine is not None:
         notes.append(f"exact engine: {engine.exact_engine}")

@@ -179,15 +179,16 @@ class ShardedEngine:
         req, value, best = self.answer_arrays(requests)
         return answers_of(len(requests), req, value, best, CrackAnswer)
 
-    def answer_arrays(self, requests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The answers as :meth:`TwoReleaseEngine.answer_arrays` gives them (sorted by request, then value)."""
+    def answer_arrays(self, requests, meanwhile=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The answers as :meth:`TwoReleaseEngine.answer_arrays` gives them (sorted by request, then value);
+        ``meanwhile()`` runs in this process while the workers solve the shards."""
         n1, n2 = self.nodes
         table = RequestTable.of(requests)
         self._shared = Shared(table, self.pairs, (_frame(n1), _frame(n2)))
         tasks, ex = self._plan()
         # the largest shards first, so that the workers finish together; merged in shard order
         order = sorted(range(len(tasks)), key=lambda k: -(len(tasks[k].ids[0]) + len(tasks[k].ids[1])))
-        done = ex.map(solve_shard, [tasks[k] for k in order], shared=self._shared)
+        done = ex.map(solve_shard, [tasks[k] for k in order], shared=self._shared, meanwhile=meanwhile)
         results = sorted(done, key=lambda a: a.index)
         self.n_solves += sum(a.solves for a in results)
         req = np.concatenate([a.req for a in results])
@@ -271,6 +272,12 @@ class ShardedEngine:
 
     def witness(self, req, releases, values, point) -> dict:
         """The generator realizing ``req``'s optimum, in the report's form (see :func:`generator_json`)."""
-        u, v, c = self.witness_flows([req])[0]
-        return generator_json(self.nodes, releases, values, point, [(np.stack([u, v], axis=1), c)],
-                              focus=(req.j - 1, req.cls))
+        return self.witnesses([(req, point)], releases, values)[0]
+
+    def witnesses(self, wanted, releases, values) -> list[dict]:
+        """:meth:`witness` of every ``(req, point)`` of ``wanted``, their components re-solved side by side in
+        one map of the executor (the report's F-, C- and B-witnesses: one round trip to the workers, not
+        three)."""
+        flows = self.witness_flows([req for req, _ in wanted])
+        return [generator_json(self.nodes, releases, values, point, [(np.stack([u, v], axis=1), c)],
+                               focus=(req.j - 1, req.cls)) for (req, point), (u, v, c) in zip(wanted, flows)]

@@ -441,10 +441,14 @@ class TwoReleaseEngine:
         req, value, best = self.answer_arrays(requests)
         return answers_of(len(requests), req, value, best, CrackAnswer)
 
-    def answer_arrays(self, requests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def answer_arrays(self, requests, meanwhile=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The answers as three arrays sorted by request then value: ``best[k]`` is the maximum, over
         generators, of the records of value ``value[k]`` in request ``req[k]``'s class that represent its
-        target (values whose group no objective reaches are left out: none of their records can)."""
+        target (values whose group no objective reaches are left out: none of their records can);
+        ``meanwhile()`` is called first (:meth:`ShardedEngine.answer_arrays` calls it while its workers
+        solve)."""
+        if meanwhile is not None:
+            meanwhile()
         g = self.graph
         objs = self._objectives(requests)
         arc_items = [(c, a) for kind, parts in objs if kind == "arc" for c, a in parts.items()]

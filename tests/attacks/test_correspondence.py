@@ -475,6 +475,30 @@ def test_target_rows_are_built_when_read_alike_every_time():
     shown = few.to_json()["targets"]
     assert 0 < len(shown) <= 3 < len(rows) and Counted.built == len(shown)
 
+@fast(25)
+@given(st.data())
+def test_target_labels_one_by_one_equal_all_at_once(data):
+    """``TargetRows`` labels the rows read one by one, then every row at once (``_LABELS_ONE_BY_ONE``): with
+    population targets (leaf points) or without (the releases' generalized cells), whatever the threshold,
+    each row's ``qid`` is the one :func:`qid_labels` gives all rows at once."""
+    import attacks.correspondence.assemble as assemble
+
+    rels, snaps = _growing(data, 3, 6)
+    res = Correspondence(witness=False).run(view_of(rels, snaps if data.draw(st.booleans()) else ()))
+    rows = res.targets
+    everyone = assemble.qid_labels(rels[0], rows._targets)
+    order = data.draw(st.permutations(range(len(rows))))
+    saved = assemble._LABELS_ONE_BY_ONE
+    try:
+        for threshold in (0, data.draw(st.integers(1, 3)), 10 ** 9):
+            assemble._LABELS_ONE_BY_ONE = threshold
+            fresh = assemble.TargetRows(rels[0], rows._targets, rows._arrays, rows._cells, rows._fig,
+                                        list(rows._cells))
+            assert [fresh[i]["qid"] for i in order] == [everyone[i] for i in order]
+    finally:
+        assemble._LABELS_ONE_BY_ONE = saved
+
+
 # ---------------------------------------------------------------------- exact engine vs brute force
 @fast(25)
 @given(st.data())

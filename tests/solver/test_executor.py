@@ -249,14 +249,29 @@ def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
                          (regions, "_PARALLEL_REGIONS"), (document, "_PARALLEL_ROWS")):
         monkeypatch.setattr(module, name, 0)
     ran: list = []
+    mapping: list = []  # the function of the map running now
     real = LocalExecutor.map
 
     def logged(self, fn, tasks, **kwargs):
         tasks = list(tasks)
         ran.append((fn.__name__, len(tasks)))
-        return real(self, fn, tasks, **kwargs)
+        mapping.append(fn.__name__)
+        try:
+            return real(self, fn, tasks, **kwargs)
+        finally:
+            mapping.pop()
+
+    import attacks.correspondence.assemble as assemble
+
+    grouped: list = []
+    real_groups = assemble.request_groups
+
+    def groups(*args):
+        grouped.append(tuple(mapping))
+        return real_groups(*args)
 
     monkeypatch.setattr(LocalExecutor, "map", logged)
+    monkeypatch.setattr(assemble, "request_groups", groups)
     assert _report(path, LocalExecutor(2)) == inline
     assert seen[-1] == (seen[0][0], "local")  # the same shards, solved by the worker processes
     tasks = dict(ran)  # and every step before them: metrics and aggregation per release, points and regions in chunks
@@ -264,6 +279,11 @@ def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
     assert tasks["_region_pairs_task"] >= 4 and tasks["_comparable_task"] >= 2
     doc = json.loads(inline)
     assert doc["attacks"]["correspondence"]["exact"] is True
+    # the report's request groups computed while the workers solve the shards; the witnesses' generators in one
+    # map, a task each
+    assert grouped == [("solve_shard",)]
+    worst = doc["attacks"]["correspondence"]["worst"]
+    assert [n for f, n in ran if f == "witness_part"] == [sum("generator" in w for w in worst.values())] == [3]
 
 
 def test_population_points_computed_while_the_metrics_are(tmp_path, monkeypatch):
