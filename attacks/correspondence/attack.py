@@ -218,29 +218,32 @@ class Correspondence(AttackBase):
         return _problem(view) is None
 
     def prepare(self, view: SequenceView) -> None:
-        """The population's points (:func:`population_points`: they need no release aggregated), computed while
-        the workers compute the releases' metrics."""
-        if _problem(view) is None and has_population(view):
-            view.ahead[self.name] = population_points(view)
+        """What needs no release aggregated, computed while the workers compute the releases' metrics: the
+        releases' coded sensitive (or linked) values and the population's points (:func:`population_points`)."""
+        if _problem(view) is None:
+            ahead = {"codes": _sensitive_codes(view)}
+            if has_population(view):
+                ahead["points"] = population_points(view)
+            view.ahead[self.name] = ahead
 
     # ------------------------------------------------------------------ run
     def run(self, view: SequenceView, progress: Progress | None = None) -> AttackResult:
         problem = _problem(view)
         if problem is not None:
             raise InputError(f"correspondence: {problem}")
-        from solver.correspondence.regions import aggregate_all, sensitive_codes
+        from solver.correspondence.regions import aggregate_all
 
         releases = view.releases
         n = len(releases)
         notes: list[str] = []
         linking = view.linking
-        # with linking columns buddies agree on the linked value (sensitive value and persistent linking tuple)
-        codes, values = sensitive_codes(releases, [linking.values(r) for r in releases] if linking else None)
+        prepared = view.ahead.get(self.name, {})
+        codes, values = prepared["codes"] if "codes" in prepared else _sensitive_codes(view)
         if linking.note():
             notes.append(linking.note())
         # the population's points need no release: computed ahead (prepare), else here while the workers
         # aggregate the releases
-        points: list = [view.ahead[self.name]] if self.name in view.ahead else []
+        points: list = [prepared["points"]] if "points" in prepared else []
         ahead = (lambda: points.append(population_points(view))) if has_population(view) and not points else None
         nodes = aggregate_all(releases, codes, meanwhile=ahead)
         if progress:
@@ -301,6 +304,15 @@ def _problem(view: SequenceView) -> str | None:
     if any(len(view.releases[i]) > len(view.releases[i + 1]) for i in range(len(view.releases) - 1)):
         return "a later release has fewer records than an earlier one (every record must reappear)"
     return None
+
+
+def _sensitive_codes(view: SequenceView) -> tuple[list[np.ndarray], np.ndarray]:
+    """The releases' sensitive values coded over one dictionary - with linking columns their linked values
+    (sensitive value and persistent linking tuple), on which buddies agree."""
+    from solver.correspondence.regions import sensitive_codes
+
+    linking = view.linking
+    return sensitive_codes(view.releases, [linking.values(r) for r in view.releases] if linking else None)
 
 
 def _engine(nodes, time_limit: float, domain_sizes, budget: float | None = None):

@@ -193,12 +193,27 @@ def base_targets(view: SequenceView, nodes, notes: list[str], *, aggregate: bool
     return out
 
 
+def _arrow_integers(texts: Sequence) -> np.ndarray | None:
+    """The identifiers of ``texts`` (pyarrow text arrays, one after the other) as int64 when every one is an
+    integer written as pyarrow writes it (the records of a file without an identifier column are numbered
+    so): cast, then written back, the integers give the very text - no two identifiers (``1``, ``01``) read
+    as one number; else ``None``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    joined = pa.concat_arrays(texts)
+    try:
+        numbers = pc.cast(joined, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return numbers.to_numpy() if pc.cast(numbers, joined.type).equals(joined) else None
+
+
 def _id_codes(indexes: Sequence) -> np.ndarray:
     """The identifiers of all ``indexes`` (one after the other) numbered ``0..`` in order of first appearance:
     one pyarrow dictionary encoding where they hold text in pyarrow (pandas' ``str`` dtype) - or, when every
-    identifier is an integer written as pyarrow writes it (the records of a file without an identifier column
-    are numbered so), one factorization of those integers, a third of the time on the census of issue 28 -
-    else one pandas factorization."""
+    identifier is an integer written as pyarrow writes it (:func:`_arrow_integers`), one factorization of
+    those integers, a third of the time on the census of issue 28 - else one pandas factorization."""
     import pandas as pd
 
     from multirelease.model.table import arrow_text
@@ -208,16 +223,59 @@ def _id_codes(indexes: Sequence) -> np.ndarray:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        joined = pa.concat_arrays(texts)
-        try:
-            numbers = pc.cast(joined, pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            numbers = None
-        # written back, the integers give the very text: no two identifiers ("1", "01") read as one number
-        if numbers is not None and pc.cast(numbers, joined.type).equals(joined):
-            return pd.factorize(numbers.to_numpy())[0].astype(np.int64, copy=False)
-        return pc.dictionary_encode(joined).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        numbers = _arrow_integers(texts)
+        if numbers is not None:
+            return pd.factorize(numbers)[0].astype(np.int64, copy=False)
+        return pc.dictionary_encode(pa.concat_arrays(texts)).indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return pd.factorize(np.concatenate([np.asarray(ix, dtype=object) for ix in indexes]))[0]
+
+
+def _first_of_numbers(parts: Sequence[np.ndarray]) -> np.ndarray | None:
+    """Per integer identifier of the snapshots ``parts`` (one after the other), whether it appears for the first
+    time: one pass over a table of the identifiers' span marking those seen, no hashing - or ``None`` when the
+    span is more than four times the identifiers (sparse ones), or a snapshot holds an identifier twice."""
+    total = sum(len(p) for p in parts)
+    if not total:
+        return np.ones(0, dtype=bool)
+    lo = min(int(p.min()) for p in parts if len(p))
+    span = max(int(p.max()) for p in parts if len(p)) - lo + 1
+    if span > 4 * total + 1024:
+        return None
+    seen = np.zeros(span, dtype=bool)
+    out, new = [], 0
+    for p in parts:
+        at = p - lo
+        keep = ~seen[at]
+        seen[at] = True
+        new += int(keep.sum())
+        out.append(keep)
+    if int(np.count_nonzero(seen)) != new:  # an identifier twice within one snapshot: marked new twice
+        return None
+    return np.concatenate(out)
+
+
+def first_seen(tables: Sequence) -> np.ndarray:
+    """Per record of the snapshots ``tables`` (one after the other), whether its identifier appears for the
+    first time: from the integers the identifiers are known to be (:attr:`Table.id_runs`: records numbered
+    by the tool, no identifier read) or read as (:func:`_arrow_integers`) when :func:`_first_of_numbers`
+    applies, else from :func:`_id_codes`."""
+    from multirelease.model.table import arrow_text
+
+    runs = [getattr(t, "id_runs", None) for t in tables]
+    numbers = None
+    if all(r is not None for r in runs):
+        numbers = [np.concatenate([np.arange(a, a + c, dtype=np.int64) for a, c in r] or [np.zeros(0, np.int64)])
+                   for r in runs]
+    else:
+        texts = [arrow_text(t.frame.index) for t in tables]
+        if texts and all(x is not None for x in texts):
+            joined = _arrow_integers(texts)
+            if joined is not None:
+                numbers = np.split(joined, np.cumsum([len(t) for t in tables])[:-1])
+    first = _first_of_numbers(numbers) if numbers is not None else None
+    if first is None:
+        first = first_appearances(_id_codes([t.frame.index for t in tables]))
+    return first
 
 
 def population_points(view: SequenceView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -233,7 +291,7 @@ def population_points(view: SequenceView) -> tuple[np.ndarray, np.ndarray, np.nd
     # the ids of all snapshots numbered in order of first appearance (one hash factorization), a row kept
     # where its number is new
     sizes = [len(table) for table in view.population]
-    first = first_appearances(_id_codes([table.frame.index for table in view.population]))
+    first = first_seen(view.population)
     parts, at = [], 0
     for i, (table, size) in enumerate(zip(view.population, sizes), 1):
         keep = first[at:at + size]

@@ -222,7 +222,7 @@ def _read_input_task(task: tuple, schema: Schema) -> Any:
             table = read_table(schema, spec, base=base, source=None, key=key)
         except InputError:
             return None
-        table.qi_codes  # the leaf codes computed by the worker travel with the table
+        table.qi_codes, table.leaf_counts  # the leaf codes and counts computed by the worker travel with the table
         return table
     data, path, separator, anatomy, notation = task
     try:

@@ -266,16 +266,14 @@ def leaf_frequencies(snapshot: Table | SnapshotFigures) -> dict[str, np.ndarray]
     -------
     dict of str -> ndarray of float
         For each QI of ``snapshot.schema`` (schema order), an array of length ``n_leaves`` summing to 1 (all
-        zero for an empty table): ``np.bincount`` of :attr:`Table.qi_codes`.
+        zero for an empty table): :attr:`Table.leaf_counts` over the table's size.
     """
     if isinstance(snapshot, SnapshotFigures):
         return snapshot.frequencies
-    codes = snapshot.qi_codes
     n = len(snapshot)
     out = {}
-    for j, name in enumerate(snapshot.schema.quasi):
-        h = snapshot.schema[name].hierarchy
-        counts = np.bincount(codes[:, j], minlength=h.n_leaves).astype(np.float64)
+    for name, counts in zip(snapshot.schema.quasi, snapshot.leaf_counts):
+        counts = counts.astype(np.float64)
         out[name] = counts / n if n else counts
     return out
 

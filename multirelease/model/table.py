@@ -278,6 +278,7 @@ class Table:
         out = cls(schema, frame)
         if ident is None or ident not in frame_columns:
             out.__dict__["_numbered_from"] = first_id  # the records numbered here (see renumbered)
+            out._hold_id_runs(((first_id, len(frame)),))
         return out
 
     def renumbered(self, first_id: int) -> "Table":
@@ -290,8 +291,10 @@ class Table:
         index = pd.Index(_numbers(first_id, len(self)), name=self.frame.index.name)
         out = Table(self.schema, self.frame.set_axis(index))
         out.__dict__["_numbered_from"] = first_id
-        if "qi_codes" in self.__dict__:
-            out.__dict__["qi_codes"] = self.__dict__["qi_codes"]
+        out._hold_id_runs(((first_id, len(self)),))
+        for figures in ("qi_codes", "leaf_counts"):  # the same records: the same codes and counts
+            if figures in self.__dict__:
+                out.__dict__[figures] = self.__dict__[figures]
         return out
 
     @classmethod
@@ -327,6 +330,8 @@ class Table:
         to a worker or back as 25 MB instead of 150 MB), rebuilt with the same values and dtypes."""
         state = dict(self.__dict__)
         state.pop("_qi_from", None)
+        state.pop("_counts_from", None)
+        state["_id_runs"] = self.id_runs  # held again with the rebuilt index
         frame = self.frame
         coded = []
         for c in frame.columns:
@@ -342,7 +347,10 @@ class Table:
             state["frame"] = state["frame"].frame()
         if "qi_codes" in state:
             state["qi_codes"] = np.ascontiguousarray(state["qi_codes"], dtype=np.int32)
+        runs = state.pop("_id_runs", None)
         self.__dict__.update(state)
+        if runs is not None:
+            self._hold_id_runs(runs)
 
     # ------------------------------------------------------------------ views
     def __len__(self) -> int:
@@ -360,17 +368,49 @@ class Table:
         derived = self.__dict__.get("_qi_from")
         if derived is not None:
             parent, kept, inserted = derived
-            parts = [parent.qi_codes[kept]]
+            codes = parent.qi_codes
+            parts = [codes if len(kept) == len(codes) else codes[kept]]  # kept: every record, or some, in order
             if isinstance(inserted, np.ndarray):
                 parts.append(inserted)
             elif inserted is not None:
                 parts.append(Table(self.schema, inserted).qi_codes)
             del self.__dict__["_qi_from"]  # the predecessor is not needed any more
-            return np.ascontiguousarray(np.concatenate(parts).astype(np.int32))
+            return np.ascontiguousarray(np.concatenate(parts).astype(np.int32, copy=False))
         cols = [self.schema[n].hierarchy.encode(self.frame[n]) for n in self.schema.quasi]
         if not cols:
             return np.zeros((len(self), 0), dtype=np.int32)
         return np.ascontiguousarray(np.column_stack(cols).astype(np.int32))
+
+    # ------------------------------------------------------------------ identifiers known as numbers
+    def _hold_id_runs(self, runs: tuple[tuple[int, int], ...]) -> None:
+        self.__dict__["_id_runs"] = (runs, self.frame.index)
+
+    @property
+    def id_runs(self) -> tuple[tuple[int, int], ...] | None:
+        """The identifiers as runs of consecutive integers - ``((start, count), ...)``: the index is the text
+        of ``start, start + 1, ..., start + count - 1`` for each run, in order - when this table numbered its
+        records (read without an identifier column, :meth:`from_frame`), or was made by :meth:`apply` from
+        such a table without deletions, its insertions numbered too; else ``None``.  Held with the index it
+        describes, and ``None`` once ``frame.index`` is another object."""
+        held = self.__dict__.get("_id_runs")
+        return held[0] if held is not None and held[1] is self.frame.index else None
+
+    @cached_property
+    def leaf_counts(self) -> tuple[np.ndarray, ...]:
+        """Per quasi-identifier (schema order), the records of each of its leaves (int64, one per leaf):
+        ``np.bincount`` of :attr:`qi_codes`.  A snapshot made by :meth:`apply` that keeps every record of its
+        predecessor and updates no quasi-identifier adds its insertions' counts to its predecessor's (issue
+        28: the counts of a table read by a worker travel with it, and the next snapshot's need not its codes)."""
+        derived = self.__dict__.pop("_counts_from", None)
+        if derived is not None:
+            parent, inserted = derived
+            if inserted is None:
+                return parent.leaf_counts
+            codes = inserted if isinstance(inserted, np.ndarray) else Table(self.schema, inserted).qi_codes
+            return tuple(c + np.bincount(codes[:, j], minlength=len(c)) for j, c in enumerate(parent.leaf_counts))
+        codes = self.qi_codes
+        return tuple(np.bincount(codes[:, j], minlength=self.schema[name].hierarchy.n_leaves).astype(np.int64)
+                     for j, name in enumerate(self.schema.quasi))
 
     @cached_property
     def sensitive(self) -> np.ndarray:
@@ -439,6 +479,14 @@ class Table:
             if change.insert is not None and len(change.insert):
                 inserted = change.insert_codes if change.insert_codes is not None else change.insert[frame.columns]
             out.__dict__["_qi_from"] = (self, kept, inserted)  # qi_codes: the kept rows' codes, then the new ones
+            if len(kept) == len(self):  # leaf_counts: the predecessor's, and the new ones'
+                out.__dict__["_counts_from"] = (self, inserted)
+        runs = self.id_runs
+        if runs is not None and not change.delete:  # the same identifiers, then the inserted ones
+            if change.insert is None or not len(change.insert):
+                out._hold_id_runs(runs)
+            elif change.insert_runs is not None and change.insert_runs[1] is change.insert.index:
+                out._hold_id_runs(runs + change.insert_runs[0])
         return out
 
 
@@ -453,6 +501,8 @@ class Change:
     key: str | None = None
     #: the inserted records' leaf codes (:attr:`Table.qi_codes`) when the worker that read them computed them
     insert_codes: np.ndarray | None = field(default=None, repr=False)
+    #: the inserted records' :attr:`Table.id_runs` with the index they describe (``insert.index``), when known
+    insert_runs: tuple | None = field(default=None, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -468,15 +518,20 @@ class Change:
         unknown = set(spec) - {"insert", "delete", "update"}
         if unknown:
             raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
-        insert = insert_codes = None
+        insert = insert_codes = insert_runs = None
         if spec.get("insert") is not None:
             ins = spec["insert"]
             if isinstance(ins, Mapping):
                 table = read_table(schema, ins, base=base, source=source, key=f"{key}.insert",
                                    first_id=next_id, prefetched=prefetched)
                 insert, insert_codes = table.frame, table.__dict__.get("qi_codes")
+                if table.id_runs is not None:
+                    insert_runs = (table.id_runs, insert.index)
             else:
-                insert = Table.from_rows(schema, ins, source=source, key=f"{key}.insert", first_id=next_id).frame
+                table = Table.from_rows(schema, ins, source=source, key=f"{key}.insert", first_id=next_id)
+                insert = table.frame
+                if table.id_runs is not None:
+                    insert_runs = (table.id_runs, insert.index)
         delete = spec.get("delete") or []
         if not isinstance(delete, list):
             raise InputError("delete must be a list of identifiers", file=source, key=f"{key}.delete")
@@ -496,7 +551,7 @@ class Change:
         else:
             raise InputError("update must be a mapping or a list", file=source, key=f"{key}.update")
         return cls(insert=insert, delete=tuple(_scalar(d) for d in delete), update=update, source=source, key=key,
-                   insert_codes=insert_codes)
+                   insert_codes=insert_codes, insert_runs=insert_runs)
 
 
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,

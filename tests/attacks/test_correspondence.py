@@ -906,3 +906,35 @@ def test_population_ids_numbered_in_order_of_first_appearance(snapshots, arrow):
     first: dict = {}
     expected = [first.setdefault(x, len(first)) for ids in snapshots for x in ids]
     assert _id_codes(indexes).tolist() == expected
+
+
+@given(st.lists(st.lists(st.sampled_from(["1", "2", "3", "7", "10", "a", "01"]) | st.integers(1, 60).map(str),
+                         max_size=6), min_size=1, max_size=4), st.booleans(), st.booleans())
+def test_first_seen_identifiers_against_the_brute_force(snapshots, arrow, numbered):
+    """``first_seen``: per record of the snapshots, one after the other, whether its identifier is new - from
+    the integers the tool numbered (``id_runs``), the integers the text reads as (a table of the span marking
+    those seen: an identifier twice in one snapshot, sparse ones or text fall back to ``_id_codes``), or the
+    text - against the brute force on the lists."""
+    from attacks.correspondence.targets import first_seen
+    from multirelease.model.table import Table
+
+    schema = Schema((Attribute("city", "quasi", Hierarchy.from_nested("city", ["x"])),
+                     Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu"]))))
+    dtype = pd.StringDtype("pyarrow") if arrow else object
+    tables = []
+    for ids in snapshots:
+        frame = pd.DataFrame({"city": ["x"] * len(ids), "disease": ["flu"] * len(ids)}, dtype=object)
+        if numbered and ids and all(i.isdigit() and i[0] != "0" for i in ids) and len(set(ids)) == len(ids) \
+                and [int(i) for i in ids] == list(range(int(ids[0]), int(ids[0]) + len(ids))):
+            table = Table.from_frame(schema, frame, first_id=int(ids[0]))  # numbered: runs known
+            assert table.id_runs == ((int(ids[0]), len(ids)),)
+        else:
+            table = Table(schema, frame.set_axis(pd.Index(ids, dtype=dtype)))
+        tables.append(table)
+    seen: set = set()
+    expected = []
+    for ids in snapshots:
+        for x in ids:
+            expected.append(x not in seen)
+            seen.add(x)
+    assert first_seen(tables).tolist() == expected

@@ -14,13 +14,20 @@ from strategies import raw_tables, schemas, schemas_and_tables, update_streams
 @given(st.data())
 def test_update_stream_applies_exactly(data):
     """Each change removes the deleted ids, sets exactly the named cells of the updated ids, adds the
-    inserted rows with their values, and leaves every other cell alone; ids stay unique."""
+    inserted rows with their values, and leaves every other cell alone; ids stay unique.  The new snapshot's
+    leaf counts are its values' (derived from its predecessor's when those were counted before)."""
     schema, table = data.draw(schemas_and_tables(max_size=15))
     stream = data.draw(update_streams(table, n_releases=3))
     assert len(stream) == 3
     for change in stream:
         before = table.frame
+        if data.draw(st.booleans()):
+            table.leaf_counts  # the predecessor counted before the change, or never
         new = table.apply(change)
+        after = new.frame
+        for j, name in enumerate(schema.quasi):
+            values = after[name].tolist()
+            assert new.leaf_counts[j].tolist() == [values.count(leaf) for leaf in schema[name].hierarchy.leaves]
         after = new.frame
         assert after.index.is_unique
         assert list(after.columns) == list(schema.published)
@@ -130,3 +137,39 @@ def test_pickled_table_is_the_table(data):
         assert back.frame.index.dtype == t.frame.index.dtype and back.frame.index.name == t.frame.index.name
         assert "_qi_from" not in back.__dict__
         assert back.qi_codes.dtype == np.int32 and np.array_equal(back.qi_codes, t.qi_codes)
+
+
+@given(st.data())
+def test_id_runs_describe_the_numbered_identifiers(data):
+    """A table read without an identifier column numbers its records, and knows them as runs of integers
+    (``id_runs``); so does every snapshot ``apply`` makes of it without deletions, its insertions numbered too
+    (read as rows: :meth:`Change.from_mapping`), after a pickle too - and a snapshot with a deletion, or whose
+    index was replaced, does not claim to know them.  Whatever the runs, they are the very index."""
+    import pickle
+
+    schema, drawn = data.draw(schemas_and_tables(max_size=8))
+    first = data.draw(st.integers(1, 40))
+    table = Table.from_frame(schema, drawn.frame.reset_index(drop=True), first_id=first)
+    used = set(range(first, first + len(table)))
+    deleted = False
+    cols = list(schema.published)
+    for step in range(3):
+        spec: dict = {}
+        n_ins = data.draw(st.integers(0, 4))
+        start = data.draw(st.sampled_from([max(used) + 1, max(used) + data.draw(st.integers(2, 9)), 1]))
+        if n_ins and not used.intersection(range(start, start + n_ins)):
+            spec["insert"] = [{a: data.draw(st.sampled_from(list(schema[a].hierarchy.leaves))) for a in cols}
+                              for _ in range(n_ins)]
+            used.update(range(start, start + n_ins))
+        if len(table) > 1 and data.draw(st.booleans()):
+            spec["delete"] = [str(table.ids[data.draw(st.integers(0, len(table) - 1))])]
+        change = Change.from_mapping(schema, spec, base=None, source=None, key=f"dynamics.{step}", next_id=start)
+        deleted |= bool(change.delete)
+        table = table.apply(change)
+        runs = table.id_runs
+        assert (runs is None) == deleted
+        if runs is not None:
+            assert table.frame.index.tolist() == [str(i) for a, c in runs for i in range(a, a + c)]
+            assert pickle.loads(pickle.dumps(table)).id_runs == runs
+    table.frame.index = pd.Index([f"x{i}" for i in range(len(table))])
+    assert table.id_runs is None

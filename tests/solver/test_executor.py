@@ -287,20 +287,26 @@ def test_local_processes_give_the_inline_report(tmp_path, monkeypatch):
 
 
 def test_population_points_computed_while_the_metrics_are(tmp_path, monkeypatch):
-    """The correspondence attack's population points (they need no release aggregated) are computed once, by
-    its ``prepare``, while the executor computes the releases' metrics (the metrics map's ``meanwhile``), kept in
-    the view the attacks then read; the report is the one of a run that computes them in the attack."""
+    """The correspondence attack's population points and coded sensitive values (they need no release
+    aggregated) are computed once, by its ``prepare``, while the executor computes the releases' metrics (the
+    metrics map's ``meanwhile``), kept in the view the attacks then read; the report is the one of a run that
+    computes them in the attack."""
     import attacks.correspondence.attack as corr_attack
 
     path = _census(tmp_path)
     calls: list = []
     real_points = corr_attack.population_points
+    real_codes = corr_attack._sensitive_codes
     real_metrics = document.compute_metrics_all
     inside = [False]
 
     def points(view):
         calls.append(inside[0])
         return real_points(view)
+
+    def codes(view):
+        calls.append(("codes", inside[0]))
+        return real_codes(view)
 
     def metrics(pairs, meanwhile=None):
         def during():
@@ -312,14 +318,15 @@ def test_population_points_computed_while_the_metrics_are(tmp_path, monkeypatch)
         return real_metrics(pairs, meanwhile=during if meanwhile is not None else None)
 
     monkeypatch.setattr(corr_attack, "population_points", points)
+    monkeypatch.setattr(corr_attack, "_sensitive_codes", codes)
     monkeypatch.setattr(document, "compute_metrics_all", metrics)
     run = run_scenario(load_scenario(path), executor=InlineExecutor())
-    assert calls == [True]  # once, ahead, during the metrics
-    assert "correspondence" in run.view.ahead
+    assert calls == [("codes", True), True]  # once each, ahead, during the metrics
+    assert set(run.view.ahead["correspondence"]) == {"codes", "points"}
     prepared = dumps(build_report(run))
     monkeypatch.setattr(corr_attack.Correspondence, "prepare", lambda self, view: None)
     calls.clear()
-    assert _report(path, InlineExecutor()) == prepared and calls == [False]  # in the attack's run instead
+    assert _report(path, InlineExecutor()) == prepared and calls == [("codes", False), False]  # in the run instead
 
 
 def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
