@@ -404,7 +404,19 @@ def test_tables_read_ahead_by_the_workers(tmp_path, monkeypatch, capsys):
 
     inline = certify("0", "inline.json")
     monkeypatch.setattr(scenario_mod, "_PARALLEL_BYTES", 0)
+    handed: list = []  # the read tasks in the order they were handed out
+    real_map = LocalExecutor.map
+
+    def logged(self, fn, tasks, **kwargs):
+        if fn is scenario_mod._read_input_task:
+            handed.append([t[3] if t[0] == "table" else Path(t[1]).name for t in tasks])
+        return real_map(self, fn, tasks, **kwargs)
+
+    monkeypatch.setattr(LocalExecutor, "map", logged)
     assert certify("2", "local.json") == inline and ahead[-1] == ["data", "dynamics.2.insert"]
+    # the costliest first: the data's 1,200 records, the release files (the second the larger), the insertion's
+    # few records (120, the census's 10%) last
+    assert handed[0] == ["data", "release_2.csv", "release_1.csv", "dynamics.2.insert"]
     # the inserted records numbered after the data's, as read_table numbers them in its turn
     plan = load_scenario(path)
     inserted = plan.dynamics[2].insert
