@@ -231,10 +231,12 @@ def _read_input_task(task: tuple, schema: Schema) -> Any:
                 data = Path(path).read_bytes()
             except OSError as exc:
                 raise InputError(f"cannot read ({exc.strerror})", file=path) from None
-        return read_release_bytes(data, schema, source=path, separator=separator, anatomy=anatomy,
-                                  notation=notation)
+        release = read_release_bytes(data, schema, source=path, separator=separator, anatomy=anatomy,
+                                     notation=notation)
     except InputError as exc:
         return exc
+    release.sensitive_codes  # factorized by the worker, they travel with the release
+    return release
 
 
 def _table_jobs(doc: Mapping, base: Path) -> list[tuple[str, Mapping, Path]]:

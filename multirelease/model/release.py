@@ -126,7 +126,16 @@ class Release:
         per class with every row's class (``int32``) - a release of 10^6 rows goes to a worker or back as
         10 MB instead of 73 MB, and unpickles by one gather per array."""
         state = dict(self.__dict__)
-        if self.anatomy or not len(self):
+        if not len(self):
+            return state
+        # the sensitive values as each row's code among the distinct ones: a census release's million strings
+        # cost more to pickle and unpickle than the rest of it
+        codes, uniques = pd.factorize(np.asarray(self.sensitive, dtype=object), use_na_sentinel=False)
+        state["sensitive"] = _Coded(narrow_codes(codes), np.asarray(uniques, dtype=object),
+                                    np.asarray(self.sensitive).dtype)
+        if "sensitive_codes" in state:
+            state["sensitive_codes"] = (narrow_codes(state["sensitive_codes"][0]), state["sensitive_codes"][1])
+        if self.anatomy:
             return state
         classes = self.classes
         rows = np.flatnonzero(first_appearances(classes))  # one row per class, classes in order
@@ -138,6 +147,10 @@ class Release:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if isinstance(state.get("sensitive"), _Coded):
+            state["sensitive"] = state["sensitive"].values()
+        if "sensitive_codes" in state:
+            state["sensitive_codes"] = (state["sensitive_codes"][0].astype(np.int64), state["sensitive_codes"][1])
         classes = state.get("classes")
         if classes is not None:
             state["classes"] = classes = classes.astype(np.int64, copy=False)
@@ -346,6 +359,29 @@ class _ByClass:
 
     def rows(self, classes: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(self.per_class[classes])
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """An object array as each element's code among its distinct values (a pickled :class:`Release`)."""
+
+    codes: np.ndarray
+    uniques: np.ndarray
+    dtype: np.dtype
+
+    def values(self) -> np.ndarray:
+        return self.uniques[self.codes].astype(self.dtype, copy=False)
+
+
+def narrow_codes(codes: np.ndarray) -> np.ndarray:
+    """Non-negative integer codes in the narrowest unsigned type that holds them (for pickling)."""
+    top = int(codes.max()) if codes.size else 0
+    if codes.size and int(codes.min()) < 0:
+        return codes
+    for kind in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(kind).max:
+            return codes.astype(kind)
+    return codes
 
 
 def _qi_key(lo: np.ndarray, hi: np.ndarray, masks: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -18,6 +18,7 @@ import pandas as pd
 from multirelease.formats.csv_read import read_csv_frame, read_parquet_frame
 from multirelease.errors import InputError
 from .hierarchy import _all_text, _fmt_number, _scalar, normalize_values
+from .release import narrow_codes
 from .schema import COMPOSITE_SEPARATOR, MISSING_VALUES, Schema
 
 __all__ = ["Table", "Change", "read_table", "composite_sensitive", "first_missing_sensitive",
@@ -175,17 +176,6 @@ class _CodedFrame:
         return pd.DataFrame(cols, index=self.index, columns=list(self.columns))
 
 
-def _narrow(codes: np.ndarray) -> np.ndarray:
-    """Non-negative integer codes in the narrowest unsigned type that holds them (for pickling)."""
-    top = int(codes.max()) if codes.size else 0
-    if codes.size and int(codes.min()) < 0:
-        return codes
-    for kind in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(kind).max:
-            return codes.astype(kind)
-    return codes
-
-
 def arrow_text(index: pd.Index) -> Any:
     """The text of ``index`` as one pyarrow ``large_string`` Array when pandas holds it in pyarrow (its ``str``
     dtype), else ``None``."""
@@ -336,10 +326,10 @@ class Table:
         coded = []
         for c in frame.columns:
             codes, uniques = pd.factorize(frame[c], use_na_sentinel=False)
-            coded.append((_narrow(codes), uniques))
+            coded.append((narrow_codes(codes), uniques))
         state["frame"] = _CodedFrame(frame.index, tuple(frame.columns), tuple(coded))
         if "qi_codes" in state:  # int32 leaf codes, sent in the narrowest integer type that holds them
-            state["qi_codes"] = _narrow(state["qi_codes"])
+            state["qi_codes"] = narrow_codes(state["qi_codes"])
         return state
 
     def __setstate__(self, state: dict) -> None:

@@ -42,11 +42,10 @@ def sensitive_codes(releases: Sequence[Release], values: Sequence[np.ndarray] | 
     releases publish linking columns.  A generator's buddies must then agree on the whole linked value
     (Fung et al., section 3.1: a record reappears in every later release *with its values*; a persistent
     linking value is one of them), which is what the engines read from the coded value."""
-    if values is None:
-        values = [r.sensitive for r in releases]
-    # each release's values factorized (a census release has 10^6 rows and a few dozen values), the distinct
-    # ones as text coded over the sorted dictionary of all of them
-    local = [pd.factorize(np.asarray(v, dtype=object)) for v in values]
+    # each release's values factorized (a census release has 10^6 rows and a few dozen values; a release's own
+    # are factorized once, where it was read), the distinct ones as text coded over the sorted dictionary of all
+    local = [r.sensitive_codes for r in releases] if values is None else \
+        [pd.factorize(np.asarray(v, dtype=object)) for v in values]
     texts = [pd.Series(np.asarray(u, dtype=object), dtype=object).astype(str).to_numpy(dtype=object)
              for _, u in local]
     dictionary = np.unique(np.concatenate(texts)) if texts else np.zeros(0, dtype=object)

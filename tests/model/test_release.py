@@ -346,6 +346,10 @@ def _same_release(a: Release, b: Release) -> None:
     assert (a.other is None) == (b.other is None)
     if a.other is not None:
         pd.testing.assert_frame_equal(a.other, b.other)
+    if "sensitive_codes" in a.__dict__:  # computed before pickling: travels, the same codes and values
+        assert "sensitive_codes" in b.__dict__
+        (ca, va), (cb, vb) = a.sensitive_codes, b.sensitive_codes
+        assert ca.dtype == cb.dtype and np.array_equal(ca, cb) and va.tolist() == vb.tolist()
 
 
 @given(tables_and_releases(), grouped_releases(min_classes=2), st.booleans())
@@ -357,6 +361,8 @@ def test_pickled_release_is_the_release(args, grouped, merge):
 
     _, release, _ = args
     _same_release(release, pickle.loads(pickle.dumps(release)))
+    if merge:
+        grouped.sensitive_codes  # factorized where it was read (certify's workers)
     _same_release(grouped, pickle.loads(pickle.dumps(grouped)))
     if merge:
         a, b = sorted(set(grouped.group.tolist()))[:2]
