@@ -136,7 +136,8 @@ def _numbered_task(fn: Callable[..., Any], i: int) -> Any:
 class DaskExecutor:
     """A ``dask.distributed`` cluster at ``address`` (``tcp://host:8786``), an existing ``Client``, or with
     ``address="local"`` a ``LocalCluster`` of ``workers`` single-threaded worker processes started here (default:
-    :func:`available_cores`) and closed with the executor.  Tasks are submitted in order and gathered in order
+    :func:`available_cores`) and closed with the executor.  Tasks are handed out in order, as many at a time as
+    the cluster's workers have threads and the next one when one is done, and gathered in order
     (``pure=False``: every task runs).
 
     The results of a ``map(..., keep=True)`` stay on the worker that computed them too, for the executor's
@@ -207,31 +208,49 @@ class DaskExecutor:
             if meanwhile is not None:
                 meanwhile()
             return []
-        if shared is None:
-            futures = [self.client.submit(fn, t, pure=False) for t in tasks]
-        else:  # sent once to every worker; each task reads it there
-            data = self.client.scatter(shared, broadcast=True, hash=False)
-            futures = [self.client.submit(fn, t, data, pure=False) for t in tasks]
+        # as many tasks handed out as the cluster has threads, the next one each time one is done, in the order
+        # of the tasks: a caller hands the costliest out first, and the scheduler would assign every task to a
+        # worker at once, alternately (four files to read on two workers: the data and a release file on one,
+        # then the insertion and the other release file - the read 0.5 s longer)
+        args = () if shared is None else (self.client.scatter(shared, broadcast=True, hash=False),)  # sent once
+        futures: list = [None] * len(tasks)
+
+        def submit(k: int) -> Any:
+            futures[k] = self.client.submit(fn, tasks[k], *args, pure=False)
+            return futures[k]
+
+        first = [submit(k) for k in range(min(self._threads(), len(tasks)))]
         if meanwhile is not None:
             meanwhile()
-        results = self._fetch(futures)
+        results = self._fetch(futures, first, submit)
         if keep:  # the object and its future held together: an id is not reused while the object lives
             for r, f in zip(results, futures):
                 if r is not None and not isinstance(r, (bool, int, float, str, BaseException)):
                     self._kept[id(r)] = (r, f)
         return results
 
-    def _fetch(self, futures: list) -> list:
-        """The results of ``futures`` in their order, each fetched as soon as its task is done, while the others
-        run (``Client.gather`` waits for all of them, then fetches them one worker after the other: the census's
+    def _threads(self) -> int:
+        """The threads of the cluster's workers (the tasks it can run at once)."""
+        workers = self.client.scheduler_info().get("workers", {})
+        return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+
+    def _fetch(self, futures: list, first: list, submit: Callable[[int], Any]) -> list:
+        """The results of every task in their order: the ``first`` handed out, each next one (``submit(k)``)
+        when one is done, and each result fetched as soon as its task is done, while the others run
+        (``Client.gather`` waits for all of them, then fetches them one worker after the other: the census's
         releases, read side by side, came back one second after the last was read); a task that failed raises
         its error once every task is done, the first in task order."""
         from dask.distributed import as_completed
 
-        at = {f.key: i for i, f in enumerate(futures)}
+        at = {f.key: i for i, f in enumerate(first)}
         results: list = [None] * len(futures)
         failed = []
-        for f in as_completed(futures, loop=self.client.loop):
+        done = as_completed(first, loop=self.client.loop)
+        for f in done:
+            if len(at) < len(futures):  # a thread is free: the next task, before this result is fetched
+                g = submit(len(at))
+                at[g.key] = len(at)
+                done.add(g)
             if f.status == "finished":
                 results[at[f.key]] = f.result()
             else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import pickle
 from pathlib import Path
 
@@ -202,6 +203,43 @@ def test_dask_fetches_each_result_when_its_task_is_done(monkeypatch):
         assert fetched == [1, 0]
         with pytest.raises(ValueError, match="task 1"):
             ex.map(_after, [(1.5, -1), (0.0, -2), (0.0, 3)])
+    finally:
+        ex.close()
+
+
+def _where(task: tuple) -> int:
+    """``task = (seconds, i)``: this process's id after sleeping."""
+    import time
+
+    time.sleep(task[0])
+    return os.getpid()
+
+
+def test_dask_hands_the_next_task_to_the_first_free_worker():
+    """Dask hands out as many tasks as its workers have threads, then the next one in task order when one is
+    done, as local processes do: a long task and three short ones on two workers - never more than two running,
+    and the short ones all on the other worker.  (Given every task at once, the scheduler assigns each to a
+    worker at once: on the census of issue 28 it put the insertion behind a release file and the other release
+    file behind the data, and the read took 0.5 s longer.)"""
+    pytest.importorskip("dask.distributed")
+    from solver.executor import DaskExecutor
+
+    ex = DaskExecutor("local", workers=2)
+    try:
+        assert ex._threads() == 2
+        submitted: list = []  # every future handed out
+        running: list = []  # how many were running when each was handed out
+        real = ex.client.submit
+
+        def submit(*args, **kwargs):
+            running.append(sum(not f.done() for f in submitted))
+            submitted.append(real(*args, **kwargs))
+            return submitted[-1]
+
+        ex.client.submit = submit
+        long, *short = ex.map(_where, [(2.0, 0), (0.2, 1), (0.2, 2), (0.2, 3)])
+        assert len(set(short)) == 1 and long not in short
+        assert len(submitted) == 4 and running[:2] == [0, 1] and max(running) == 1
     finally:
         ex.close()
 
