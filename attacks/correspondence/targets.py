@@ -258,7 +258,9 @@ def first_seen(tables: Sequence) -> np.ndarray:
     """Per record of the snapshots ``tables`` (one after the other), whether its identifier appears for the
     first time: from the integers the identifiers are known to be (:attr:`Table.id_runs`: records numbered
     by the tool, no identifier read) or read as (:func:`_arrow_integers`) when :func:`_first_of_numbers`
-    applies, else from :func:`_id_codes`."""
+    applies (else those integers factorized), else from :func:`_id_codes`."""
+    import pandas as pd
+
     from multirelease.model.table import arrow_text
 
     runs = [getattr(t, "id_runs", None) for t in tables]
@@ -272,9 +274,11 @@ def first_seen(tables: Sequence) -> np.ndarray:
             joined = _arrow_integers(texts)
             if joined is not None:
                 numbers = np.split(joined, np.cumsum([len(t) for t in tables])[:-1])
-    first = _first_of_numbers(numbers) if numbers is not None else None
-    if first is None:
-        first = first_appearances(_id_codes([t.frame.index for t in tables]))
+    if numbers is None:
+        return first_appearances(_id_codes([t.frame.index for t in tables]))
+    first = _first_of_numbers(numbers)
+    if first is None:  # sparse integers, or one twice in a snapshot: factorized, as _id_codes would
+        first = first_appearances(pd.factorize(np.concatenate(numbers))[0])
     return first
 
 

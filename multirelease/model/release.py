@@ -130,11 +130,17 @@ class Release:
             return state
         # the sensitive values as each row's code among the distinct ones: a census release's million strings
         # cost more to pickle and unpickle than the rest of it
-        codes, uniques = pd.factorize(np.asarray(self.sensitive, dtype=object), use_na_sentinel=False)
+        # (:attr:`sensitive_codes` when computed and without a missing value: not factorized again, sent once)
+        cached = state.pop("sensitive_codes", None)
+        factorized = cached is not None and bool((cached[0] >= 0).all())
+        if factorized:
+            codes, uniques = cached
+        else:
+            codes, uniques = pd.factorize(np.asarray(self.sensitive, dtype=object), use_na_sentinel=False)
+            if cached is not None:
+                state["sensitive_codes"] = cached
         state["sensitive"] = _Coded(narrow_codes(codes), np.asarray(uniques, dtype=object),
-                                    np.asarray(self.sensitive).dtype)
-        if "sensitive_codes" in state:
-            state["sensitive_codes"] = (narrow_codes(state["sensitive_codes"][0]), state["sensitive_codes"][1])
+                                    np.asarray(self.sensitive).dtype, factorized)
         if self.anatomy:
             return state
         classes = self.classes
@@ -147,10 +153,11 @@ class Release:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        if isinstance(state.get("sensitive"), _Coded):
-            state["sensitive"] = state["sensitive"].values()
-        if "sensitive_codes" in state:
-            state["sensitive_codes"] = (state["sensitive_codes"][0].astype(np.int64), state["sensitive_codes"][1])
+        coded = state.get("sensitive")
+        if isinstance(coded, _Coded):
+            state["sensitive"] = coded.values()
+            if coded.factorized:
+                state["sensitive_codes"] = (coded.codes.astype(np.int64), coded.uniques)
         classes = state.get("classes")
         if classes is not None:
             state["classes"] = classes = classes.astype(np.int64, copy=False)
@@ -363,11 +370,13 @@ class _ByClass:
 
 @dataclass(frozen=True)
 class _Coded:
-    """An object array as each element's code among its distinct values (a pickled :class:`Release`)."""
+    """An object array as each element's code among its distinct values (a pickled :class:`Release`);
+    ``factorized``: they are the release's :attr:`Release.sensitive_codes`."""
 
     codes: np.ndarray
     uniques: np.ndarray
     dtype: np.dtype
+    factorized: bool = False
 
     def values(self) -> np.ndarray:
         return self.uniques[self.codes].astype(self.dtype, copy=False)

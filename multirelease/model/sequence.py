@@ -147,9 +147,7 @@ def _public_part(snapshot: Table) -> Table:
     for name in sens:
         frame[name] = None
     out = Table(snapshot.schema, frame)
-    for figures in ("qi_codes", "leaf_counts"):  # the same quasi-identifiers: their codes and counts, computed once
-        if figures in snapshot.__dict__:
-            out.__dict__[figures] = snapshot.__dict__[figures]
+    out._keep_figures(snapshot)  # the same quasi-identifiers: their codes and counts, computed once
     if snapshot.id_runs is not None:  # the same identifiers
         out._hold_id_runs(snapshot.id_runs)
     return out

@@ -282,9 +282,7 @@ class Table:
         out = Table(self.schema, self.frame.set_axis(index))
         out.__dict__["_numbered_from"] = first_id
         out._hold_id_runs(((first_id, len(self)),))
-        for figures in ("qi_codes", "leaf_counts"):  # the same records: the same codes and counts
-            if figures in self.__dict__:
-                out.__dict__[figures] = self.__dict__[figures]
+        out._keep_figures(self)
         return out
 
     @classmethod
@@ -370,6 +368,12 @@ class Table:
         if not cols:
             return np.zeros((len(self), 0), dtype=np.int32)
         return np.ascontiguousarray(np.column_stack(cols).astype(np.int32))
+
+    def _keep_figures(self, source: "Table") -> None:
+        """The QI leaf codes and counts ``source`` computed, for this table of the same records and QI values."""
+        for figures in ("qi_codes", "leaf_counts"):
+            if figures in source.__dict__:
+                self.__dict__[figures] = source.__dict__[figures]
 
     # ------------------------------------------------------------------ identifiers known as numbers
     def _hold_id_runs(self, runs: tuple[tuple[int, int], ...]) -> None:
@@ -514,14 +518,11 @@ class Change:
             if isinstance(ins, Mapping):
                 table = read_table(schema, ins, base=base, source=source, key=f"{key}.insert",
                                    first_id=next_id, prefetched=prefetched)
-                insert, insert_codes = table.frame, table.__dict__.get("qi_codes")
-                if table.id_runs is not None:
-                    insert_runs = (table.id_runs, insert.index)
             else:
                 table = Table.from_rows(schema, ins, source=source, key=f"{key}.insert", first_id=next_id)
-                insert = table.frame
-                if table.id_runs is not None:
-                    insert_runs = (table.id_runs, insert.index)
+            insert, insert_codes = table.frame, table.__dict__.get("qi_codes")
+            if table.id_runs is not None:
+                insert_runs = (table.id_runs, insert.index)
         delete = spec.get("delete") or []
         if not isinstance(delete, list):
             raise InputError("delete must be a list of identifiers", file=source, key=f"{key}.delete")
