@@ -286,26 +286,67 @@ def population_points(view: SequenceView) -> tuple[np.ndarray, np.ndarray, np.nd
     """What the population's targets are made of before any release is read (so that ``Correspondence.run``
     computes it while the releases are aggregated, issue 28): every individual once, at the first snapshot
     holding it, as ``keys`` (its QI leaf codes and that timestamp; distinct, sorted by point then timestamp)
-    with their ``counts`` of individuals, and the distinct points ``pts`` with each key's point ``inv``."""
-    from solver.correspondence.regions import unique_rows
+    with their ``counts`` of individuals, and the distinct points ``pts`` with each key's point ``inv``.
 
+    Each record's leaf codes and timestamp are packed into one int64 by their known ranges (the leaves of each
+    quasi-identifier, the snapshots), so that one sort of integers finds the distinct keys and their counts,
+    and the points are read off the sorted keys (on the census of issue 28: 0.15 s instead of 0.55 s, run
+    beside the metrics' tasks); a schema too wide to pack takes the sort of rows."""
     quasi = view.releases[0].quasi
     cols = [list(view.schema.quasi).index(a) for a in quasi]
     q = len(cols)
+    radices = [view.schema[a].hierarchy.n_leaves for a in quasi] + [len(view.population) + 1]
     # the ids of all snapshots numbered in order of first appearance (one hash factorization), a row kept
     # where its number is new
-    sizes = [len(table) for table in view.population]
     first = first_seen(view.population)
+    if int(np.prod(np.array(radices, dtype=float))) >= _PACK_LIMIT:
+        return _points_by_rows(view, first, cols)
     parts, at = [], 0
-    for i, (table, size) in enumerate(zip(view.population, sizes), 1):
-        keep = first[at:at + size]
-        at += size
+    for t, table in enumerate(view.population, 1):
+        keep = first[at:at + len(table)]
+        at += len(table)
+        codes, every = table.qi_codes, bool(keep.all())
+        key = np.zeros(int(keep.sum()), dtype=np.int64)
+        for radix, c in zip(radices, cols):
+            key *= radix
+            key += codes[:, c] if every else codes[keep, c]
+        key *= radices[-1]
+        key += t
+        parts.append(key)
+    packed, counts = np.unique(np.concatenate(parts) if parts else np.zeros(0, np.int64), return_counts=True)
+    del parts, first
+    keys = np.empty((len(packed), q + 1), dtype=np.int64)
+    rest = packed.copy()
+    for j in range(q, -1, -1):  # the packed key read back, last column first
+        keys[:, j] = rest % radices[j]
+        rest //= radices[j]
+    point = packed // radices[-1]  # sorted: a key's point starts where it differs from the key before
+    starts = np.flatnonzero(np.concatenate([[len(point) > 0], point[1:] != point[:-1]]))
+    inv = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.append(starts, len(point))))
+    return keys, counts.astype(np.int64), keys[starts, :-1].copy(), inv
+
+
+#: the packed keys of :func:`population_points` stay below this (products of the ranges at or above it take
+#: the sort of rows)
+_PACK_LIMIT = 1 << 62
+
+
+def _points_by_rows(view: SequenceView, first: np.ndarray, cols: list[int]) -> tuple:
+    """:func:`population_points` by a sort of ``(n, q + 1)`` rows, for ranges whose product packs in no
+    int64."""
+    from solver.correspondence.regions import unique_rows
+
+    q = len(cols)
+    parts, at = [], 0
+    for t, table in enumerate(view.population, 1):
+        keep = first[at:at + len(table)]
+        at += len(table)
         part = np.empty((int(keep.sum()), q + 1), dtype=np.int64)
         part[:, :q] = table.qi_codes[keep][:, cols]
-        part[:, q] = i
+        part[:, q] = t
         parts.append(part)
     key = np.concatenate(parts) if parts else np.zeros((0, q + 1), np.int64)
-    del parts, first
+    del parts
     keys, _, _, counts = unique_rows(key)  # sorted by (point, t)
     del key
     pts, _, inv, _ = unique_rows(keys[:, :-1])

@@ -938,3 +938,53 @@ def test_first_seen_identifiers_against_the_brute_force(snapshots, arrow, number
             expected.append(x not in seen)
             seen.add(x)
     assert first_seen(tables).tolist() == expected
+
+
+_POINT_SCHEMA = Schema((Attribute("city", "quasi", Hierarchy.from_nested("city", ["x", "y", "z"])),
+                        Attribute("job", "quasi", Hierarchy.from_nested("job", {"any": ["j0", "j1", "j2", "j3"]})),
+                        Attribute("disease", "sensitive", Hierarchy.from_nested("disease", ["flu"]))))
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(1, 12).map(str), st.sampled_from("xyz"),
+                                   st.sampled_from(["j0", "j1", "j2", "j3"])), max_size=8,
+                         unique_by=lambda r: r[0]), min_size=1, max_size=4),
+       st.sampled_from([("city", "job"), ("job",), ("city",)]), st.booleans())
+@fast(60)
+def test_population_points_against_the_brute_force(snapshots, quasi, rows_sorted):
+    """``population_points``: every individual once, at the first snapshot holding it, with the QI values it
+    has there - the distinct (leaf codes of the QIs the release publishes, timestamp) keys sorted, their counts, the
+    distinct points and each key's point - by packed integers, and by the sort of rows (``_PACK_LIMIT`` 0),
+    against counting the snapshots' rows one by one."""
+    import attacks.correspondence.targets as targets
+    from multirelease.model.table import Table
+
+    tables = []
+    for rows in snapshots:
+        frame = pd.DataFrame({"city": [r[1] for r in rows], "job": [r[2] for r in rows],
+                              "disease": ["flu"] * len(rows)}, dtype=object)
+        tables.append(Table(_POINT_SCHEMA, frame.set_axis(pd.Index([r[0] for r in rows], name="id"))))
+    release = release_from_frame(_POINT_SCHEMA, pd.DataFrame({**{a: ["*"] for a in quasi}, "disease": ["flu"]}))
+    assert release.quasi == quasi
+    view = SequenceView((release,), Adversary(correspondence=True), tuple(tables))
+    code = {a: {v: i for i, v in enumerate(_POINT_SCHEMA[a].hierarchy.leaves)} for a in quasi}
+    seen: set = set()
+    counted: dict = {}
+    for t, rows in enumerate(snapshots, 1):
+        for ident, city, job in rows:
+            if ident not in seen:
+                seen.add(ident)
+                key = tuple(code[a][{"city": city, "job": job}[a]] for a in quasi) + (t,)
+                counted[key] = counted.get(key, 0) + 1
+    keys = sorted(counted)
+    points = sorted({k[:-1] for k in keys})
+    expected = (keys, [counted[k] for k in keys], points, [points.index(k[:-1]) for k in keys])
+    limit = 0 if rows_sorted else targets._PACK_LIMIT
+    old, targets._PACK_LIMIT = targets._PACK_LIMIT, limit
+    try:
+        got = targets.population_points(view)
+    finally:
+        targets._PACK_LIMIT = old
+    assert [a.dtype for a in got] == [np.dtype(np.int64)] * 4
+    assert got[0].shape == (len(keys), len(quasi) + 1) and got[2].shape == (len(points), len(quasi))
+    assert ([tuple(k) for k in got[0].tolist()], got[1].tolist(), [tuple(p) for p in got[2].tolist()],
+            got[3].tolist()) == expected

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from multirelease.errors import InputError
+from multirelease.model.sequence import _public_part
 from multirelease.model.table import Change, Table
 
 from strategies import raw_tables, schemas, schemas_and_tables, update_streams
@@ -15,7 +16,8 @@ from strategies import raw_tables, schemas, schemas_and_tables, update_streams
 def test_update_stream_applies_exactly(data):
     """Each change removes the deleted ids, sets exactly the named cells of the updated ids, adds the
     inserted rows with their values, and leaves every other cell alone; ids stay unique.  The new snapshot's
-    leaf counts are its values' (derived from its predecessor's when those were counted before)."""
+    leaf counts are its values' (derived from its predecessor's when those were counted before), and its public
+    part's (the same arrays, when no QI was updated)."""
     schema, table = data.draw(schemas_and_tables(max_size=15))
     stream = data.draw(update_streams(table, n_releases=3))
     assert len(stream) == 3
@@ -24,10 +26,16 @@ def test_update_stream_applies_exactly(data):
         if data.draw(st.booleans()):
             table.leaf_counts  # the predecessor counted before the change, or never
         new = table.apply(change)
+        public = _public_part(new) if data.draw(st.booleans()) else None  # before its codes are derived
         after = new.frame
         for j, name in enumerate(schema.quasi):
             values = after[name].tolist()
             assert new.leaf_counts[j].tolist() == [values.count(leaf) for leaf in schema[name].hierarchy.leaves]
+        if public is not None:  # the adversary's copy: the same figures, derived once when no QI was updated
+            assert [c.tolist() for c in public.leaf_counts] == [c.tolist() for c in new.leaf_counts]
+            assert public.qi_codes.tolist() == new.qi_codes.tolist()
+            if not any(set(schema.quasi) & set(cells) for cells in change.update.values()):
+                assert public.qi_codes is new.qi_codes
         after = new.frame
         assert after.index.is_unique
         assert list(after.columns) == list(schema.published)
