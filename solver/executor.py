@@ -133,6 +133,16 @@ def _numbered_task(fn: Callable[..., Any], i: int) -> Any:
     return _with_shared(fn, _SHARED[1][i])
 
 
+#: what a local cluster's scheduler, nannies and workers do less often than Dask's defaults: the event loop's
+#: latency measured every second instead of every 20 ms, a worker's memory looked at every second instead of
+#: every 100 ms, the system's figures for a dashboard every 5 s instead of every 0.5 s, and no work stealing
+#: (the executor hands out no more tasks than there are threads: there is nothing to steal).  Idle, a cluster
+#: of two workers on 2 cores took 1.4-1.9 s of CPU in this process and 0.65-0.76 s in each worker every 20 s,
+#: with these 0.25 s and 0.1 s: on the census of issue 28, 2-4 s of CPU that the tasks had to share with it.
+_QUIET = {"distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "1s",
+          "distributed.admin.system-monitor.interval": "5s", "distributed.scheduler.work-stealing": False}
+
+
 class DaskExecutor:
     """A ``dask.distributed`` cluster at ``address`` (``tcp://host:8786``), an existing ``Client``, or with
     ``address="local"`` a ``LocalCluster`` of ``workers`` single-threaded worker processes started here (default:
@@ -152,7 +162,8 @@ class DaskExecutor:
     threshold, so that every large numpy temporary is mapped and faulted in afresh (on the 10^6 census of issue
     28: 3.5x the page faults, the flow shards 15% slower), and ``OMP_NUM_THREADS=1`` caps pyarrow's thread pool
     (the census's files read by one worker in 7.9-8.7 s instead of 7.1-7.6 s).  Nor do they run Dask's
-    statistical profiler.  They are forked from this process where ``fork`` exists, as local worker processes
+    statistical profiler, and they, their nannies and the scheduler look at themselves less often
+    (:data:`_QUIET`).  They are forked from this process where ``fork`` exists, as local worker processes
     are: they start with every module this process imported (started in a fresh interpreter, each worker
     imported the readers and solvers again: on 2 cores, 0.6 s to start the cluster and 0.55 s to import, instead
     of 0.15 s and nothing).
@@ -171,7 +182,8 @@ class DaskExecutor:
                 raise InputError("needs dask.distributed: pip install 'multirelease[dask]'",
                                  key="--scheduler") from None
             if address == "local":
-                settings = {"distributed.nanny.pre-spawn-environ": {}, "distributed.worker.profile.enabled": False}
+                settings = {"distributed.nanny.pre-spawn-environ": {}, "distributed.worker.profile.enabled": False,
+                            **_QUIET}
                 if "fork" in multiprocessing.get_all_start_methods():
                     settings["distributed.worker.multiprocessing-method"] = "fork"
                 with dask.config.set(settings):

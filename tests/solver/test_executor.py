@@ -133,6 +133,19 @@ def _environ(name: str) -> str | None:
     return os.environ.get(name)
 
 
+def _every(server) -> dict:
+    """The milliseconds between two runs of each periodic callback of a Dask server."""
+    return {name: pc.callback_time for name, pc in server.periodic_callbacks.items()}
+
+
+def _worker_every(dask_worker) -> dict:
+    return _every(dask_worker)
+
+
+def _scheduler_every(dask_scheduler) -> tuple[dict, bool]:
+    return _every(dask_scheduler), "stealing" in dask_scheduler.extensions
+
+
 def _imported(name: str) -> bool:
     import sys
 
@@ -144,7 +157,8 @@ def test_dask_keeps_results_where_they_were_made():
     its tuple) runs on the worker that made it and gets that very object, not a copy sent back; without
     ``keep`` it gets a copy.  Local processes and this process give the same values.  The local cluster's
     workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold left on), forked
-    from this process (with the modules it imported, which a spawned worker would import again)."""
+    from this process (with the modules it imported, which a spawned worker would import again), measuring
+    their event loop and memory once a second, under a scheduler that steals no work."""
     pytest.importorskip("dask.distributed")
     import importlib
 
@@ -161,6 +175,11 @@ def test_dask_keeps_results_where_they_were_made():
         assert ex.map(_held_here, [(again[0], 10)]) == [(False, 14)]
         assert set(ex.client.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
         assert set(ex.client.run(_imported, "json.tool").values()) == {True}
+        # the workers and the scheduler look at themselves seldom, and steal no work
+        for every in [*ex.client.run(_worker_every).values(), *map(_every, ex._cluster.workers.values())]:
+            assert (every["tick"], every["memory_monitor"], every["monitor"]) == (1000, 1000, 5000)
+        every, steals = ex.client.run_on_scheduler(_scheduler_every)
+        assert (every["tick"], every["monitor"], steals) == (1000, 5000, False)
     finally:
         ex.close()
     for other in (InlineExecutor(), LocalExecutor(2)):
