@@ -302,11 +302,13 @@ def _import_ahead(spec_attacks: Any, attack_names: Sequence[str]) -> None:
     """Import what ``certify`` runs after reading its inputs - the attacks named (else the spec's, else all),
     each one's :attr:`~attacks.base.AttackBase.imports`, and :data:`_AFTER_READING` - while the executor's
     workers read the input files (issue 28: about 0.3 s of OR-Tools, SciPy and the engines, taken off the serial
-    part).  Only imports: a name that is not an attack, or a module that fails to import, is left to the step
-    that needs it, which says what is wrong in its turn."""
+    part), and has the executor's workers import them too (:meth:`solver.executor.Executor.imports`).  Only
+    imports: a name that is not an attack, or a module that fails to import, is left to the step that needs it,
+    which says what is wrong in its turn."""
     import importlib
 
     from attacks import ATTACKS
+    from solver.executor import current_executor
 
     names = list(attack_names)
     if not names and isinstance(spec_attacks, list):
@@ -319,6 +321,7 @@ def _import_ahead(spec_attacks: Any, attack_names: Sequence[str]) -> None:
             modules += list(getattr(ATTACKS[name], "imports", ()))
         except Exception:  # noqa: BLE001 - a warm-up only: the step that needs the module says what is wrong
             continue
+    current_executor().imports(modules)  # the workers too, where they were started before these imports
     for module in modules:
         try:
             importlib.import_module(module)

@@ -94,11 +94,37 @@ def test_certify_imports_its_attacks_solvers_ahead():
     import sys
 
     code = ("import sys; from multirelease.pipeline import _import_ahead; "
+            "from solver.executor import InlineExecutor, use_executor; "
+            "told = []; ex = InlineExecutor(); ex.imports = told.extend; "
             "before = 'ortools' in sys.modules; _import_ahead([{'nope': {}}, 3], []); "
-            "_import_ahead(None, ['correspondence', 'nope']); "
-            "print(before, 'ortools' in sys.modules, 'solver.correspondence.flow_shards' in sys.modules)")
+            "with_ex = use_executor(ex); with_ex.__enter__(); _import_ahead(None, ['correspondence', 'nope']); "
+            "print(before, 'ortools' in sys.modules, 'solver.correspondence.flow_shards' in sys.modules, "
+            "'solver.correspondence.flow_shards' in told)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert out.stdout.split() == ["False", "True", "True"]
+    assert out.stdout.split() == ["False", "True", "True", "True"]  # the executor's workers told to import too
+
+
+def test_dask_workers_import_what_they_are_told_beside_their_task():
+    """``DaskExecutor.imports``: every worker imports the modules while it runs a task (not after it), and a
+    module that fails to import is passed over; the workers go on running tasks."""
+    pytest.importorskip("dask.distributed")
+    import time
+
+    from solver.executor import DaskExecutor
+
+    ex = DaskExecutor("local", workers=2)
+    try:
+        assert not any(ex.client.run(_imported, "tabnanny").values())  # nothing imported it before the fork
+        busy = ex.client.submit(_after, (3.0, 7), pure=False)
+        ex.imports(("no_such_module_here", "tabnanny"))
+        deadline = time.monotonic() + 60
+        while not all(ex.client.run(_imported, "tabnanny").values()):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert not busy.done()  # imported beside the task, which still runs
+        assert busy.result() == 7 and ex.map(_square, [2, 3]) == [4, 9]
+    finally:
+        ex.close()
 
 
 class _Held:
