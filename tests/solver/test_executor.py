@@ -182,9 +182,9 @@ def test_dask_keeps_results_where_they_were_made():
     """``map(..., keep=True)`` on Dask (issue 28): a later task holding a kept result (as itself or an item of
     its tuple) runs on the worker that made it, when that one is free, and gets that very object, not a copy
     sent back; without ``keep`` it gets a copy.  Local processes and this process give the same values.  The
-    local cluster's workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold left on), forked
-    from this process (with the modules it imported, which a spawned worker would import again), measuring
-    their event loop and memory once a second, under a scheduler that steals no work."""
+    local cluster's workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold
+    left on), forked from this process (with the modules it imported, which a spawned worker would import
+    again), measuring their event loop and memory once a second, under a scheduler that steals no work."""
     pytest.importorskip("dask.distributed")
     import importlib
 
