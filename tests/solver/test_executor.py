@@ -115,7 +115,7 @@ def test_dask_workers_import_what_they_are_told_beside_their_task():
     ex = DaskExecutor("local", workers=2)
     try:
         assert not any(ex.client.run(_imported, "tabnanny").values())  # nothing imported it before the fork
-        busy = ex.client.submit(_after, (3.0, 7), pure=False)
+        busy = ex.client.submit(_after, (1.5, 7), pure=False)
         ex.imports(("no_such_module_here", "tabnanny"))
         deadline = time.monotonic() + 60
         while not all(ex.client.run(_imported, "tabnanny").values()):
@@ -318,9 +318,9 @@ def test_dask_spreads_tasks_whose_kept_results_share_a_worker():
 
     ex = DaskExecutor("local", workers=2)
     try:
-        slow, a, b = ex.map(_make_after, [(1.5, 0), (0.05, 1), (0.05, 2)], keep=True)
+        slow, a, b = ex.map(_make_after, [(1.0, 0), (0.05, 1), (0.05, 2)], keep=True)
         assert a.pid == b.pid != slow.pid  # the short ones made one after the other on the free worker
-        (pa, here_a, va), (pb, here_b, vb) = ex.map(_held_where, [(a, 1.0), (b, 1.0)])
+        (pa, here_a, va), (pb, here_b, vb) = ex.map(_held_where, [(a, 0.3), (b, 0.3)])
         assert (va, vb) == (1, 2) and pa != pb and {pa, pb} == {a.pid, slow.pid}
         assert (here_a, here_b) == (pa == a.pid, pb == b.pid) and here_a != here_b
     finally:
