@@ -305,10 +305,8 @@ def _import_ahead(spec_attacks: Any, attack_names: Sequence[str]) -> None:
     part), and has the executor's workers import them too (:meth:`solver.executor.Executor.imports`).  Only
     imports: a name that is not an attack, or a module that fails to import, is left to the step that needs it,
     which says what is wrong in its turn."""
-    import importlib
-
     from attacks import ATTACKS
-    from solver.executor import current_executor
+    from solver.executor import current_executor, import_modules
 
     names = list(attack_names)
     if not names and isinstance(spec_attacks, list):
@@ -322,11 +320,7 @@ def _import_ahead(spec_attacks: Any, attack_names: Sequence[str]) -> None:
         except Exception:  # noqa: BLE001 - a warm-up only: the step that needs the module says what is wrong
             continue
     current_executor().imports(modules)  # the workers too, where they were started before these imports
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception:  # noqa: BLE001 - as above
-            continue
+    import_modules(modules)
 
 
 def _spec_claims(item: Any, source: str, key: str) -> tuple[str, ...] | None:

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from multirelease.errors import InputError
 
 __all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "available_cores", "executor_for",
-           "current_executor", "executor_for_work",
+           "current_executor", "executor_for_work", "import_modules",
            "plan_chunks", "use_executor", "chunks"]
 
 
@@ -279,8 +279,8 @@ class DaskExecutor:
         workers = self.client.scheduler_info().get("workers", {})
         return {addr: max(1, int(w.get("nthreads", 1))) for addr, w in workers.items()}
 
-    def _fetch(self, futures: list, first: list, submit: Callable[[int], Any],
-               done: Callable[[int], None] = lambda k: None) -> list:
+    def _fetch(self, futures: list, first: list, submit: Callable[[int], Any], done: Callable[[int], None]
+               ) -> list:
         """The results of every task in their order: the ``first`` handed out, each next one (``submit(k)``)
         when one is done (``done(k)`` told first), and each result fetched as soon as its task is done, while
         the others run (``Client.gather`` waits for all of them, then fetches them one worker after the other:
@@ -331,10 +331,12 @@ async def _import_quietly(modules: Sequence[str]) -> None:
     coroutine, which ``Client.run`` alone runs without being waited for)."""
     import asyncio
 
-    await asyncio.to_thread(_import_all, modules)
+    await asyncio.to_thread(import_modules, modules)
 
 
-def _import_all(modules: Sequence[str]) -> None:
+def import_modules(modules: Sequence[str]) -> None:
+    """Import ``modules`` ahead of the steps that need them; one that fails is left to the step that needs it,
+    which says what is wrong in its turn."""
     import importlib
 
     for module in modules:

@@ -301,11 +301,9 @@ def population_points(view: SequenceView) -> tuple[np.ndarray, np.ndarray, np.nd
     first = first_seen(view.population)
     if int(np.prod(np.array(radices, dtype=float))) >= _PACK_LIMIT:
         return _points_by_rows(view, first, cols)
-    parts, at = [], 0
-    for t, table in enumerate(view.population, 1):
-        keep = first[at:at + len(table)]
-        at += len(table)
-        codes, every = table.qi_codes, bool(keep.all())
+    parts = []
+    for t, codes, keep in _new_records(view, first):
+        every = bool(keep.all())
         key = np.zeros(int(keep.sum()), dtype=np.int64)
         for radix, c in zip(radices, cols):
             key *= radix
@@ -326,6 +324,15 @@ def population_points(view: SequenceView) -> tuple[np.ndarray, np.ndarray, np.nd
     return keys, counts.astype(np.int64), keys[starts, :-1].copy(), inv
 
 
+def _new_records(view: SequenceView, first: np.ndarray):
+    """Per snapshot: its timestamp, its QI leaf codes and which of its records are seen first there (``first``,
+    the snapshots' records one after the other)."""
+    at = 0
+    for t, table in enumerate(view.population, 1):
+        yield t, table.qi_codes, first[at:at + len(table)]
+        at += len(table)
+
+
 #: the packed keys of :func:`population_points` stay below this (products of the ranges at or above it take
 #: the sort of rows)
 _PACK_LIMIT = 1 << 62
@@ -337,12 +344,10 @@ def _points_by_rows(view: SequenceView, first: np.ndarray, cols: list[int]) -> t
     from solver.correspondence.regions import unique_rows
 
     q = len(cols)
-    parts, at = [], 0
-    for t, table in enumerate(view.population, 1):
-        keep = first[at:at + len(table)]
-        at += len(table)
+    parts = []
+    for t, codes, keep in _new_records(view, first):
         part = np.empty((int(keep.sum()), q + 1), dtype=np.int64)
-        part[:, :q] = table.qi_codes[keep][:, cols]
+        part[:, :q] = codes[keep][:, cols]
         part[:, q] = t
         parts.append(part)
     key = np.concatenate(parts) if parts else np.zeros((0, q + 1), np.int64)
