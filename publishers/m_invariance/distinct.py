@@ -74,7 +74,6 @@ tests/publishers/test_counterfeit_indistinguishable.py.
 """
 from __future__ import annotations
 
-import gc
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -83,6 +82,7 @@ from multirelease.errors import InputError
 from multirelease.params import Anything, Boolean, Interval, Options
 from multirelease.model.table import Table
 from multirelease.model.transitions import FORMS_HINT, TransitionModel, load_transitions
+from solver.executor import cycles_uncollected
 
 from publishers.base import PublisherBase, PublishResult
 from ._assign import assign_new, assign_old
@@ -192,13 +192,8 @@ class MDistinct(PublisherBase):
         # cyclic collector's full passes over them reclaim nothing (26 passes, 0 objects, a quarter of the
         # CPU on adult_updates_m_distinct), so it pauses while one release is built; reference counting still
         # frees everything as usual.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with cycles_uncollected():
             return self._publish(snapshot, attributes=attributes, state=state, rng=rng)
-        finally:
-            if enabled:
-                gc.enable()
 
     def _publish(self, snapshot: Table, *, attributes: Sequence[str] | None, state: Mapping | None,
                  rng: np.random.Generator) -> PublishResult:

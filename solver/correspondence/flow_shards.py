@@ -27,6 +27,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from solver.executor import cycles_uncollected
+
 from .crack import CrackAnswer, RequestTable
 from .flows import TwoReleaseEngine, answers_of, generator_json
 from .regions import Nodes, comparable_pairs_all
@@ -102,10 +104,12 @@ def _engine(task: ShardTask, shared: Shared) -> TwoReleaseEngine:
 
 
 def solve_shard(task: ShardTask, shared: Shared) -> ShardAnswer:
-    """The answers of every request on one shard of values, its base generator and its components."""
-    eng = _engine(task, shared)
-    req, value, best = eng.answer_arrays(shared.requests)
-    u, v, count = eng.base_arcs()
+    """The answers of every request on one shard of values, its base generator and its components (the cyclic
+    garbage collector paused: the components and objectives are tens of thousands of objects in no cycle)."""
+    with cycles_uncollected():
+        eng = _engine(task, shared)
+        req, value, best = eng.answer_arrays(shared.requests)
+        u, v, count = eng.base_arcs()
     g = eng.graph
     ids1, ids2 = task.ids
     return ShardAnswer(task.index, req, value, best, (ids1[u], ids2[v], count),
@@ -117,8 +121,9 @@ def witness_part(task: tuple, shared: Shared) -> tuple:
     ``(ShardTask of those components' nodes, request index)``.  Returns the global ``(u, v, count)`` of
     their arcs and the ``R1`` / ``R2`` nodes of the components re-solved."""
     shard, i = task
-    eng = _engine(shard, shared)
-    kind, parts = eng._objective(shared.requests.request(i))
+    with cycles_uncollected():
+        eng = _engine(shard, shared)
+        kind, parts = eng._objective(shared.requests.request(i))
     g = eng.graph
     ids1, ids2 = shard.ids
     tails, heads, flows, solved_u, solved_v = [], [], [], [], []

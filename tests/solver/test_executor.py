@@ -4,6 +4,7 @@ report, byte for byte; so do the possible-worlds attack's blocks and the joint u
 components; ``--targets-file`` writes every target row the report leaves out."""
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -23,7 +24,7 @@ import solver.correspondence.flows as flows
 import solver.correspondence.regions as regions
 import solver.update.worlds as update_worlds
 import solver.worlds.component as worlds_component
-from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor, use_executor
+from solver.executor import InlineExecutor, LocalExecutor, chunks, current_executor, cycles_uncollected, use_executor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -570,6 +571,43 @@ def test_figures_do_not_depend_on_the_shards(tmp_path, monkeypatch):
     for metric, w in one["worst"].items():
         assert {k: x for k, x in w.items() if k != "generator"} == \
             {k: x for k, x in many["worst"][metric].items() if k != "generator"}
+
+
+def test_shards_and_witness_parts_run_with_the_cycle_collector_paused(tmp_path, monkeypatch):
+    """A flow shard builds its components and answers its requests, and a witness part its generator, with the
+    cyclic garbage collector paused (its passes there reclaim nothing); it runs again after each task."""
+    path = _census(tmp_path)
+    _many_shards(monkeypatch)
+    seen: list = []
+    for cls, name in ((flow_shards, "_engine"), (flows.TwoReleaseEngine, "answer_arrays"),
+                      (flows.TwoReleaseEngine, "base_arcs"), (flows.TwoReleaseEngine, "_objective")):
+        real = getattr(cls, name)
+
+        def spy(*args, _real=real, _name=name):
+            seen.append((_name, gc.isenabled()))
+            return _real(*args)
+
+        monkeypatch.setattr(cls, name, spy)
+    _report(path, InlineExecutor())
+    assert {n for n, _ in seen} == {"_engine", "answer_arrays", "base_arcs", "_objective"}
+    assert not any(on for _, on in seen)
+    assert gc.isenabled()
+
+
+def test_cycles_uncollected_restores_the_collector_as_it_was():
+    assert gc.isenabled()
+    with pytest.raises(KeyError):
+        with cycles_uncollected():
+            assert not gc.isenabled()
+            raise KeyError("x")
+    assert gc.isenabled()  # resumed after an error
+    gc.disable()
+    try:
+        with cycles_uncollected():
+            pass
+        assert not gc.isenabled()  # paused by someone else before: left paused
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("processes", [False, True])
