@@ -20,8 +20,10 @@ records:
 * ``in_tasks_seconds`` - the wall time spent inside the executors' ``map`` calls (every task the engines
   hand to an executor, also when an executor runs them in this process), and ``outside_share`` - the rest
   as a share of ``seconds``: the serial part that more workers cannot shorten;
-* ``peak_mb`` - the peak, sampled every 0.2 s, of the proportional set size (PSS) summed over the measuring
-  process and all its descendants (worker processes, Dask's nannies and workers): shared pages counted once;
+* ``peak_mb`` - the peak of the proportional set size (PSS) summed over the measuring process and all its
+  descendants (worker processes, Dask's nannies and workers): shared pages counted once; sampled every 0.2 s,
+  or every twenty times a sample's CPU time when that is longer (:class:`PeakPss`: a sample of 2 GB takes
+  40 ms, so every 0.8 s);
 * ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line.
 
 ``publish`` is measured the same way once per size (``--skip-publish`` reuses the files).
@@ -68,8 +70,16 @@ def census(rows: int, seed: int = 0) -> Path:
     return spec
 
 
+#: the most of one core the memory sampler may take
+_SAMPLING_SHARE = 0.05
+
+
 class PeakPss(threading.Thread):
-    """The peak PSS (MB) of this process and all its descendants, sampled every ``every`` seconds."""
+    """The peak PSS (MB) of this process and all its descendants, sampled every ``every`` seconds at most - or
+    less often, so that sampling takes at most :data:`_SAMPLING_SHARE` of one core: the kernel walks every page
+    of a process to give its PSS, 40-46 ms of CPU for a census certify's 1.8 GB on a local Dask cluster, and
+    sampled every 0.2 s that was a fifth of a core taken from the command measured (on 2 cores, as much as its
+    workers' lost time showed)."""
 
     def __init__(self, every: float = 0.2):
         super().__init__(daemon=True)
@@ -78,11 +88,13 @@ class PeakPss(threading.Thread):
         self.me = psutil.Process()
         self.every = every
         self.peak = 0.0
+        self.cost = 0.0  # CPU seconds of the last sample
         self.stopped = threading.Event()
 
     def sample(self) -> None:
         import psutil
 
+        t0 = time.thread_time()
         total = 0
         for proc in [self.me, *self.me.children(recursive=True)]:
             try:
@@ -90,9 +102,10 @@ class PeakPss(threading.Thread):
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 pass
         self.peak = max(self.peak, total / 2 ** 20)
+        self.cost = time.thread_time() - t0
 
     def run(self) -> None:
-        while not self.stopped.wait(self.every):
+        while not self.stopped.wait(max(self.every, self.cost / _SAMPLING_SHARE)):
             self.sample()
 
 
