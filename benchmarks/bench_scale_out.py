@@ -23,7 +23,8 @@ records:
 * ``peak_mb`` - the peak of the proportional set size (PSS) summed over the measuring process and all its
   descendants (worker processes, Dask's nannies and workers): shared pages counted once; sampled every 0.2 s,
   or every twenty times a sample's CPU time when that is longer (:class:`PeakPss`: a sample of 2 GB takes
-  40 ms, so every 0.8 s);
+  40 ms, so every 0.8 s); and ``peak_rss_mb``, their summed resident set size every 0.2 s, an upper bound
+  of the PSS at every instant (shared pages counted in every process);
 * ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line.
 
 ``publish`` is measured the same way once per size (``--skip-publish`` reuses the files).
@@ -75,11 +76,13 @@ _SAMPLING_SHARE = 0.05
 
 
 class PeakPss(threading.Thread):
-    """The peak PSS (MB) of this process and all its descendants, sampled every ``every`` seconds at most - or
-    less often, so that sampling takes at most :data:`_SAMPLING_SHARE` of one core: the kernel walks every page
-    of a process to give its PSS, 40-46 ms of CPU for a census certify's 1.8 GB on a local Dask cluster, and
-    sampled every 0.2 s that was a fifth of a core taken from the command measured (on 2 cores, as much as its
-    workers' lost time showed)."""
+    """The peak memory (MB) of this process and all its descendants: their summed resident set size (RSS)
+    every ``every`` seconds, and their summed PSS (shared pages counted once) as often as that costs at most
+    :data:`_SAMPLING_SHARE` of one core.  The kernel walks every page of a process to give its PSS: 40-46 ms
+    of CPU for a census certify's 1.8 GB on a local Dask cluster - sampled every 0.2 s, a fifth of a core
+    taken from the command measured (on 2 cores, as much as its workers lost); RSS costs next to nothing, and
+    bounds the PSS from above (a page shared by forked workers counts in each), so a short peak between two
+    PSS samples is still bounded."""
 
     def __init__(self, every: float = 0.2):
         super().__init__(daemon=True)
@@ -87,26 +90,50 @@ class PeakPss(threading.Thread):
 
         self.me = psutil.Process()
         self.every = every
-        self.peak = 0.0
-        self.cost = 0.0  # CPU seconds of the last sample
+        self.peak = 0.0  # PSS
+        self.peak_rss = 0.0
+        self.cost = 0.0  # CPU seconds of the last PSS sample
         self.stopped = threading.Event()
 
+    def _tree(self) -> list:
+        return [self.me, *self.me.children(recursive=True)]
+
     def sample(self) -> None:
+        """One PSS sample (and one RSS sample)."""
         import psutil
 
         t0 = time.thread_time()
-        total = 0
-        for proc in [self.me, *self.me.children(recursive=True)]:
+        total = rss = 0
+        for proc in self._tree():
             try:
-                total += proc.memory_full_info().pss
+                info = proc.memory_full_info()
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                pass
+                continue
+            total += info.pss
+            rss += info.rss
         self.peak = max(self.peak, total / 2 ** 20)
+        self.peak_rss = max(self.peak_rss, rss / 2 ** 20)
         self.cost = time.thread_time() - t0
 
+    def sample_rss(self) -> None:
+        import psutil
+
+        rss = 0
+        for proc in self._tree():
+            try:
+                rss += proc.memory_info().rss
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                pass
+        self.peak_rss = max(self.peak_rss, rss / 2 ** 20)
+
     def run(self) -> None:
-        while not self.stopped.wait(max(self.every, self.cost / _SAMPLING_SHARE)):
-            self.sample()
+        due = 0.0
+        while not self.stopped.wait(self.every):
+            if time.perf_counter() >= due:
+                self.sample()
+                due = time.perf_counter() + self.cost / _SAMPLING_SHARE
+            else:
+                self.sample_rss()
 
 
 def _timed_executors() -> list:
@@ -145,7 +172,8 @@ def one(spec: dict) -> dict:
     sampler.stopped.set()
     sampler.sample()
     out = {"exit": code, "seconds": round(seconds, 2), "in_tasks_seconds": round(spent[0], 2),
-           "outside_share": round(1 - spent[0] / seconds, 3), "peak_mb": round(sampler.peak, 1)}
+           "outside_share": round(1 - spent[0] / seconds, 3), "peak_mb": round(sampler.peak, 1),
+           "peak_rss_mb": round(sampler.peak_rss, 1)}
     report = spec.get("report")
     if report and Path(report).exists():
         out["report_mb"] = round(Path(report).stat().st_size / 1e6, 3)
