@@ -95,36 +95,30 @@ class PeakPss(threading.Thread):
         self.cost = 0.0  # CPU seconds of the last PSS sample
         self.stopped = threading.Event()
 
-    def _tree(self) -> list:
-        return [self.me, *self.me.children(recursive=True)]
+    def _read(self, pss: bool) -> tuple[int, int]:
+        """The tree's summed ``(PSS, RSS)`` in bytes (PSS 0 unless ``pss``: only RSS is cheap)."""
+        import psutil
+
+        total = rss = 0
+        for proc in [self.me, *self.me.children(recursive=True)]:
+            try:
+                info = proc.memory_full_info() if pss else proc.memory_info()
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+            total += info.pss if pss else 0
+            rss += info.rss
+        return total, rss
 
     def sample(self) -> None:
         """One PSS sample (and one RSS sample)."""
-        import psutil
-
         t0 = time.thread_time()
-        total = rss = 0
-        for proc in self._tree():
-            try:
-                info = proc.memory_full_info()
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                continue
-            total += info.pss
-            rss += info.rss
+        total, rss = self._read(pss=True)
         self.peak = max(self.peak, total / 2 ** 20)
         self.peak_rss = max(self.peak_rss, rss / 2 ** 20)
         self.cost = time.thread_time() - t0
 
     def sample_rss(self) -> None:
-        import psutil
-
-        rss = 0
-        for proc in self._tree():
-            try:
-                rss += proc.memory_info().rss
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-                pass
-        self.peak_rss = max(self.peak_rss, rss / 2 ** 20)
+        self.peak_rss = max(self.peak_rss, self._read(pss=False)[1] / 2 ** 20)
 
     def run(self) -> None:
         due = 0.0
