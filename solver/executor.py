@@ -194,11 +194,17 @@ class DaskExecutor:
     28: 3.5x the page faults, the flow shards 15% slower), and ``OMP_NUM_THREADS=1`` caps pyarrow's thread pool
     (the census's files read by one worker in 7.9-8.7 s instead of 7.1-7.6 s).  Nor do they run Dask's
     statistical profiler, and they, their nannies and the scheduler look at themselves less often
-    (:data:`_QUIET`).  They are forked from this process where ``fork`` exists, as local worker processes
-    are: they start with every module this process imported (started in a fresh interpreter, each worker
-    imported the readers and solvers again: on 2 cores, 0.6 s to start the cluster and 0.55 s to import, instead
-    of 0.15 s and nothing).
-    A remote cluster keeps its own configuration."""
+    (:data:`_QUIET`).  They are forked by a fork server (:func:`_start_fork_server`), never from this process:
+    when the cluster starts, this process runs threads (the cluster's event loop, which logs, and one thread per
+    worker that starts it), and a worker forked while one of them held a lock - the buffer of ``stderr`` - held
+    it forever and hung at its first log line, and the cluster with it.  The fork server is a fresh interpreter
+    started once per process, which imports ``distributed`` and the modules of this tool this process has
+    imported by then, beside this process's own work: each worker starts with them, as a forked one did (a
+    worker started in a fresh interpreter imports the readers and solvers again: on 2 cores, 0.6 s to start the
+    cluster and 0.55 s to import; with the fork server, 1.25 s to start it and nothing to import, against 0.58 s
+    forked from this process).  Each worker imports the main script of this process again, as under
+    ``spawn``: a script that starts a local cluster runs from ``if __name__ == "__main__":``.  A remote cluster
+    keeps its own configuration."""
 
     name = "dask"
 
@@ -206,6 +212,8 @@ class DaskExecutor:
         self._cluster = None
         self._kept: dict[int, tuple[Any, Any, tuple]] = {}  # id -> (result, its future, the workers holding it)
         if client is None:
+            # started first: the fork server imports its modules while this process imports dask
+            fork_server = address == "local" and _start_fork_server()
             try:
                 import dask.config
                 from dask.distributed import Client, LocalCluster
@@ -215,8 +223,8 @@ class DaskExecutor:
             if address == "local":
                 settings = {"distributed.nanny.pre-spawn-environ": {}, "distributed.worker.profile.enabled": False,
                             **_QUIET}
-                if "fork" in multiprocessing.get_all_start_methods():
-                    settings["distributed.worker.multiprocessing-method"] = "fork"
+                if fork_server:
+                    settings["distributed.worker.multiprocessing-method"] = "forkserver"
                 with dask.config.set(settings):
                     self._cluster = LocalCluster(n_workers=workers or available_cores(), threads_per_worker=1,
                                                  processes=True, dashboard_address=None)
@@ -326,7 +334,7 @@ class DaskExecutor:
 
     def imports(self, modules: Sequence[str]) -> None:
         """Every worker imports ``modules`` in its event loop, beside the task it runs (a local cluster's workers
-        are forked when it starts, before ``certify`` imports its solvers; on the census of issue 28 they
+        are started when it starts, before ``certify`` imports its solvers; on the census of issue 28 they
         imported them when the flow shards' shared part reached them: 0.85 s with both workers idle)."""
         with contextlib.suppress(Exception):  # a hint only
             self.client.run(_import_quietly, tuple(modules), wait=False)
@@ -337,6 +345,28 @@ class DaskExecutor:
             self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+#: the top-level packages whose imported modules the fork server of a local Dask cluster imports too
+_OWN_PACKAGES = ("multirelease", "attacks", "publishers", "solver")
+
+
+def _start_fork_server() -> bool:
+    """Start this process's fork server (``multiprocessing``'s ``forkserver``) if it is not running, with
+    ``distributed`` and every module of :data:`_OWN_PACKAGES` imported by now to import before it forks any
+    process; whether there is one (not on Windows).  It is not waited for: it imports them while this process
+    goes on, and the first process it forks waits for it.  A server already running keeps what it imported
+    (``distributed``'s own list of modules, set when it starts its workers, comes too late to change it)."""
+    import sys
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    from multiprocessing import forkserver
+
+    own = sorted(name for name in list(sys.modules) if name.partition(".")[0] in _OWN_PACKAGES)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", *own])
+    forkserver.ensure_running()
+    return True
 
 
 def _keepable(result: Any) -> bool:
