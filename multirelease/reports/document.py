@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
@@ -371,46 +371,42 @@ def render_terminal(report: Mapping, console, timings: Mapping[str, float] | Non
 
 
 @contextmanager
-def progress_display(console, delay: float = 1.0) -> Iterator:
+def progress_display(console, delay: float = 1.0, every: float = 0.1) -> Iterator:
     """A progress callback ``(description, done, total)`` drawing a transient bar on ``console`` - only when it
     is a terminal, and only once the work has lasted ``delay`` seconds (short runs print nothing); ``None``
-    otherwise, so that piped output stays clean."""
+    otherwise, so that piped output stays clean.  The bar is drawn by the callback itself, in the thread that
+    reports the progress, at most once every ``every`` seconds: no thread of its own (rich's ``Progress``
+    refreshes from one), because the engines fork worker processes meanwhile, and a process forked while
+    another thread held ``stderr``'s lock waits for it forever when it flushes ``stderr`` at its exit.  So the
+    bar appears, and changes, when the work reports progress."""
     if not console.is_terminal:
         yield None
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    lock = threading.Lock()
-    state: dict[str, Any] = {"bar": None, "task": None, "last": ("starting", 0, 1), "done": False}
-
-    def start() -> None:
-        with lock:
-            if state["done"] or state["bar"] is not None:
-                return
-            bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                           TimeElapsedColumn(), console=console, transient=True)
-            description, done, total = state["last"]
-            state["task"] = bar.add_task(description, total=max(total, 1), completed=done)
-            bar.start()
-            state["bar"] = bar
+    clock = time.monotonic
+    state: dict[str, Any] = {"bar": None, "task": None, "due": clock() + delay, "drawn": 0.0}
 
     def update(description: str, done: int, total: int) -> None:
-        with lock:
-            state["last"] = (description, done, total)
-            if state["bar"] is not None:
-                state["bar"].update(state["task"], description=description, completed=done, total=max(total, 1))
+        now = clock()
+        if now < state["due"]:
+            return
+        if state["bar"] is None:
+            state["bar"] = Progress(TextColumn("{task.description}"), BarColumn(),
+                                    TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                                    console=console, transient=True, auto_refresh=False)
+            state["task"] = state["bar"].add_task(description, total=max(total, 1), completed=done)
+            state["bar"].start()
+        state["bar"].update(state["task"], description=description, completed=done, total=max(total, 1))
+        if now - state["drawn"] >= every:
+            state["bar"].refresh()
+            state["drawn"] = now
 
-    timer = threading.Timer(delay, start)
-    timer.daemon = True
-    timer.start()
     try:
         yield update
     finally:
-        timer.cancel()
-        with lock:
-            state["done"] = True
-            if state["bar"] is not None:
-                state["bar"].stop()
+        if state["bar"] is not None:
+            state["bar"].stop()
 
 
 def brief_witness(witness: Any, json_path: str | None, limit: int = 2000) -> str:

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -111,12 +112,19 @@ def test_progress_only_on_a_terminal_and_only_for_long_work():
         update("attack quick: step (1/2)", 1, 2)
     assert quick.getvalue() == ""  # done before the delay: nothing drawn
     slow = io.StringIO()
+    threads = threading.active_count()
     with progress_display(Console(file=slow, force_terminal=True, width=80), delay=0.05) as update:
         update("attack slow: components (1/3)", 1, 3)
-        time.sleep(0.5)
-        update("attack slow: components (2/3)", 2, 3)
         time.sleep(0.3)
-    assert "attack slow: components" in slow.getvalue()
+        assert slow.getvalue() == ""  # drawn when the work reports progress, not by a thread of its own
+        update("attack slow: components (2/3)", 2, 3)
+        assert "attack slow: components (2/3)" in slow.getvalue()
+        update("attack slow: components (3/3)", 3, 3)  # within 0.1 s of the last drawing: not drawn
+        assert "(3/3)" not in slow.getvalue()
+        time.sleep(0.15)
+        update("attack slow: components (3/3)", 3, 3)
+        assert "(3/3)" in slow.getvalue()
+        assert threading.active_count() == threads  # a worker forked meanwhile inherits no lock a thread holds
 
 
 def test_attacks_report_their_own_steps_through_the_pipeline():
