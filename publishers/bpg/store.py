@@ -477,6 +477,13 @@ class Stores:
         self._open[str(store.path)] = store
         store.checkpoint_later()
 
+    def wait_checkpoints(self) -> None:
+        """Wait for every open store's background checkpoint (before this process forks: a process forked
+        while the checkpointing thread held one of SQLite's locks would wait for it forever in its first
+        SQLite call - the ledger's repair publishes its candidates in forked processes)."""
+        for store in list(self._open.values()):
+            store.wait_checkpoint()
+
     def close_all(self) -> None:
         while self._open:
             _, store = self._open.popitem()
@@ -491,6 +498,8 @@ class Stores:
 #: the stores of this process (see the module docstring)
 STORES = Stores()
 atexit.register(STORES.at_exit)
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(before=STORES.wait_checkpoints)
 
 
 def clear_cache() -> None:

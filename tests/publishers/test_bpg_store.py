@@ -11,7 +11,9 @@ publisher keeps between releases.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 
 import numpy as np
 import pandas as pd
@@ -122,6 +124,31 @@ def test_publisher_keeps_no_state_and_reports_its_timings(tmp_path):
         assert set(sec) == {"total", "encoding", "generalizer", "database", "post_processing"}
         assert min(sec.values()) >= 0 and sec["generalizer"] > 0
         assert sec["total"] >= sec["encoding"] + sec["generalizer"] + sec["database"]
+    clear_cache()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="a platform without fork")
+def test_a_fork_waits_for_the_background_checkpoint(tmp_path, monkeypatch):
+    """A release leaves its store checkpointing in a thread; this process forking meanwhile (the ledger's
+    repair publishes candidates in forked processes) first waits for it, so that no forked process inherits
+    one of SQLite's locks held by that thread."""
+    import publishers.bpg.store as store_module
+
+    done = []
+
+    def slow_checkpoint(path: str) -> None:
+        time.sleep(0.4)
+        done.append(path)
+
+    monkeypatch.setattr(store_module, "_checkpoint", slow_checkpoint)
+    BPG(k=3, l=2, database=str(tmp_path / "t.sqlite")).publish(_snapshots(releases=1)[0],
+                                                                 rng=np.random.default_rng(0))
+    assert done == []  # still checkpointing
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert done == [str(tmp_path / "t.sqlite")]  # waited for before the fork
     clear_cache()
 
 
