@@ -158,7 +158,7 @@ def one(spec: dict) -> dict:
     t0 = time.perf_counter()
     sampler = PeakPss()
     sampler.start()
-    from multirelease.cli import main
+    from multirelease.__main__ import main  # the command as installed (a local cluster's fork server first)
 
     spent = _timed_executors()
     code = main(spec["argv"])

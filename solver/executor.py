@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 from multirelease.errors import InputError
 
 __all__ = ["Executor", "InlineExecutor", "LocalExecutor", "DaskExecutor", "available_cores", "executor_for",
-           "current_executor", "executor_for_work", "import_modules", "cycles_uncollected",
+           "current_executor", "executor_for_work", "import_modules", "cycles_uncollected", "start_fork_server",
            "plan_chunks", "use_executor", "chunks"]
 
 
@@ -194,7 +194,7 @@ class DaskExecutor:
     28: 3.5x the page faults, the flow shards 15% slower), and ``OMP_NUM_THREADS=1`` caps pyarrow's thread pool
     (the census's files read by one worker in 7.9-8.7 s instead of 7.1-7.6 s).  Nor do they run Dask's
     statistical profiler, and they, their nannies and the scheduler look at themselves less often
-    (:data:`_QUIET`).  They are forked by a fork server (:func:`_start_fork_server`), never from this process:
+    (:data:`_QUIET`).  They are forked by a fork server (:func:`start_fork_server`), never from this process:
     when the cluster starts, this process runs threads (the cluster's event loop, which logs, and one thread per
     worker that starts it), and a worker forked while one of them held a lock - the buffer of ``stderr`` - held
     it forever and hung at its first log line, and the cluster with it.  The fork server is a fresh interpreter
@@ -213,7 +213,7 @@ class DaskExecutor:
         self._kept: dict[int, tuple[Any, Any, tuple]] = {}  # id -> (result, its future, the workers holding it)
         if client is None:
             # started first: the fork server imports its modules while this process imports dask
-            fork_server = address == "local" and _start_fork_server()
+            fork_server = address == "local" and start_fork_server()
             try:
                 import dask.config
                 from dask.distributed import Client, LocalCluster
@@ -351,12 +351,14 @@ class DaskExecutor:
 _OWN_PACKAGES = ("multirelease", "attacks", "publishers", "solver")
 
 
-def _start_fork_server() -> bool:
-    """Start this process's fork server (``multiprocessing``'s ``forkserver``) if it is not running, with
-    ``distributed`` and every module of :data:`_OWN_PACKAGES` imported by now to import before it forks any
-    process; whether there is one (not on Windows).  It is not waited for: it imports them while this process
-    goes on, and the first process it forks waits for it.  A server already running keeps what it imported
-    (``distributed``'s own list of modules, set when it starts its workers, comes too late to change it)."""
+def start_fork_server(modules: Sequence[str] = ()) -> bool:
+    """Start this process's fork server (``multiprocessing``'s ``forkserver``), which a local Dask cluster's
+    workers are forked by, if it is not running, with ``distributed``, ``modules`` and every module of
+    :data:`_OWN_PACKAGES` imported by now to import before it forks any process; whether there is one (not on
+    Windows).  It is not waited for: it imports them while this process goes on, and the first process it forks
+    waits for it - the command line starts it before its own imports when it is to start a local cluster
+    (:mod:`multirelease.__main__`).  A server already running keeps what it imported (``distributed``'s own list
+    of modules, set when it starts its workers, comes too late to change it)."""
     import sys
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
@@ -364,7 +366,7 @@ def _start_fork_server() -> bool:
     from multiprocessing import forkserver
 
     own = sorted(name for name in list(sys.modules) if name.partition(".")[0] in _OWN_PACKAGES)
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", *own])
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", *modules, *own])
     forkserver.ensure_running()
     return True
 

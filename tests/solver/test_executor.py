@@ -172,6 +172,45 @@ def test_dask_local_workers_start_from_a_fork_server():
     assert out.stdout.split("\n")[0] == "[(True, False, False)] [2, 3]"
 
 
+_COMMAND_WITH_LOCAL_CLUSTER = r"""
+import sys
+import solver.executor as executor
+real, seen = executor.start_fork_server, []
+
+def spy(modules=()):
+    seen.append(("multirelease.cli" in sys.modules, list(modules)))
+    return real(modules)
+
+executor.start_fork_server = spy
+from multirelease.__main__ import main
+code = main(["certify", "tests/data/tiny_spec.yaml", "tests/data/tiny_release.csv", "--require", "linking.k >= 2",
+             "--scheduler", "local", "--workers", "1"])
+print(code, seen)
+"""
+
+
+def test_the_command_starts_a_local_clusters_fork_server_before_its_imports():
+    """``multirelease ... --scheduler local`` (:mod:`multirelease.__main__`) starts the fork server of its
+    cluster's workers before it imports its command line (which the server imports meanwhile), then certifies
+    as without it; other command lines start none."""
+    pytest.importorskip("dask.distributed")
+    import subprocess
+    import sys
+
+    from multirelease.__main__ import starts_local_cluster
+
+    assert starts_local_cluster(["certify", "a.yaml", "--scheduler", "local"])
+    assert starts_local_cluster(["run", "--scheduler=local", "a.yaml"])
+    assert not starts_local_cluster(["certify", "a.yaml", "--scheduler", "tcp://host:8786", "local"])
+    assert not starts_local_cluster(["certify", "local", "--workers", "2"])
+    out = subprocess.run([sys.executable, "-c", _COMMAND_WITH_LOCAL_CLUSTER], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-1] == \
+        "0 [(False, ['multirelease.cli', 'multirelease.pipeline']), (True, [])]"  # then by the cluster: running
+    assert "verdict: PASS" in out.stdout
+
+
 class _Held:
     """A result whose identity tells where a later task got it: made there, or sent there."""
 
