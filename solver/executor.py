@@ -201,8 +201,10 @@ class DaskExecutor:
     started once per process, which imports ``distributed`` and the modules of this tool this process has
     imported by then, beside this process's own work: each worker starts with them, as a forked one did (a
     worker started in a fresh interpreter imports the readers and solvers again: on 2 cores, 0.6 s to start the
-    cluster and 0.55 s to import; with the fork server, 1.25 s to start it and nothing to import, against 0.58 s
-    forked from this process).  Each worker imports the main script of this process again, as under
+    cluster and 0.55 s to import; with the fork server started here, with the cluster, 1.25 s to start it and
+    nothing to import, against 0.58 s forked from this process - the command line starts the server before its
+    own imports, :mod:`multirelease.__main__`: command line and cluster up in 1.25-1.82 s instead of 2.06-2.14 s,
+    1.27-1.59 s forked).  Each worker imports the main script of this process again, as under
     ``spawn``: a script that starts a local cluster runs from ``if __name__ == "__main__":``.  A remote cluster
     keeps its own configuration."""
 
