@@ -25,7 +25,14 @@ records:
   or every twenty times a sample's CPU time when that is longer (:class:`PeakPss`: a sample of 2 GB takes
   40 ms, so every 0.8 s); and ``peak_rss_mb``, their summed resident set size every 0.2 s, an upper bound
   of the PSS at every instant (shared pages counted in every process);
-* ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line.
+* ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line;
+* ``tasks`` - per ``map`` call, in order: its tasks' count, the sum of their durations and the longest
+  (``[n, sum, longest]`` seconds; each task timed where it runs, in a worker or in this process), and
+  ``at_best_seconds`` - per ``N`` of 1, 2, 4, 8, 16, what the command would take on ``N`` workers at best with
+  these task durations: the time outside the tasks plus, per map, the longer of its longest task and its sum
+  over ``N`` (:func:`at_best`).  Read on a 1-worker line, it is the ceiling the tasks' granularity and the
+  serial part set for a machine with more cores than this one (its durations are unshared; on an ``N``-worker
+  line they include what the workers lost to each other).
 
 ``publish`` is measured the same way once per size (``--skip-publish`` reuses the files).
 
@@ -130,17 +137,40 @@ class PeakPss(threading.Thread):
                 self.sample_rss()
 
 
-def _timed_executors() -> list:
-    """Wrap every executor's ``map`` to add its wall time (outermost calls only) to the returned counter."""
+class TimedTask:
+    """``fn`` that appends each call's duration to ``log`` (one JSON line ``{"map": k, "seconds": s}``, written
+    by whichever process runs the task: a local worker, a Dask worker or this one) and returns ``fn``'s result
+    unchanged (so that a Dask cluster keeps it as it would ``fn``'s)."""
+
+    def __init__(self, fn, log: str, index: int):
+        self.fn, self.log, self.index = fn, log, index
+
+    def __call__(self, *args):
+        t0 = time.perf_counter()
+        try:
+            return self.fn(*args)
+        finally:
+            line = json.dumps({"map": self.index, "seconds": time.perf_counter() - t0}) + "\n"
+            with open(self.log, "a", encoding="utf-8") as f:  # one short appended write: lines never mix
+                f.write(line)
+
+
+def _timed_executors(log: str) -> list:
+    """Wrap every executor's ``map`` to add its wall time (outermost calls only) to the returned counter, and
+    to time each of its tasks (:class:`TimedTask`, map ``k`` the ``k``-th outermost call)."""
     import solver.executor as executors
 
     spent = [0.0]
     depth = [0]
+    calls = [0]
     for cls in (executors.InlineExecutor, executors.LocalExecutor, executors.DaskExecutor):
         real = cls.map
 
         def timed(self, fn, tasks, _real=real, **kwargs):
             depth[0] += 1
+            if depth[0] == 1:  # a map inside a task (a forked worker inherits the depth) is part of the task
+                fn = TimedTask(fn, log, calls[0])
+                calls[0] += 1
             t0 = time.perf_counter()
             try:
                 return _real(self, fn, tasks, **kwargs)
@@ -153,21 +183,45 @@ def _timed_executors() -> list:
     return spent
 
 
+def task_figures(log: str) -> list[list]:
+    """Per map, in order: ``[tasks, sum of their seconds, longest]`` from a :class:`TimedTask` log."""
+    per: dict[int, list[float]] = {}
+    with open(log, encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            per.setdefault(rec["map"], []).append(rec["seconds"])
+    return [[len(per[k]), round(sum(per[k]), 3), round(max(per[k]), 3)] for k in sorted(per)]
+
+
+def at_best(outside: float, tasks: list[list], workers: int) -> float:
+    """What a command takes on ``workers`` workers at best, its tasks lasting as long as they did and its time
+    outside them unchanged: each map lasts at least its longest task and its tasks' sum over the workers."""
+    return outside + sum(max(longest, total / workers) for _, total, longest in tasks)
+
+
 def one(spec: dict) -> dict:
     """Run one command line (``spec["argv"]``) in this process, measured."""
     t0 = time.perf_counter()
     sampler = PeakPss()
     sampler.start()
+    import tempfile
+
     from multirelease.__main__ import main  # the command as installed (a local cluster's fork server first)
 
-    spent = _timed_executors()
-    code = main(spec["argv"])
-    seconds = time.perf_counter() - t0
-    sampler.stopped.set()
-    sampler.sample()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = str(Path(tmp) / "tasks.jsonl")
+        Path(log).touch()
+        spent = _timed_executors(log)
+        code = main(spec["argv"])
+        seconds = time.perf_counter() - t0
+        sampler.stopped.set()
+        sampler.sample()
+        tasks = task_figures(log)
+    outside = seconds - spent[0]
     out = {"exit": code, "seconds": round(seconds, 2), "in_tasks_seconds": round(spent[0], 2),
-           "outside_share": round(1 - spent[0] / seconds, 3), "peak_mb": round(sampler.peak, 1),
-           "peak_rss_mb": round(sampler.peak_rss, 1)}
+           "outside_share": round(outside / seconds, 3), "peak_mb": round(sampler.peak, 1),
+           "peak_rss_mb": round(sampler.peak_rss, 1), "tasks": tasks,
+           "at_best_seconds": {n: round(at_best(outside, tasks, n), 2) for n in (1, 2, 4, 8, 16)}}
     report = spec.get("report")
     if report and Path(report).exists():
         out["report_mb"] = round(Path(report).stat().st_size / 1e6, 3)
