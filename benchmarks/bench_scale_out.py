@@ -28,11 +28,11 @@ records:
 * ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line;
 * ``tasks`` - per ``map`` call, in order: its tasks' count, the sum of their durations and the longest
   (``[n, sum, longest]`` seconds; each task timed where it runs, in a worker or in this process), and
-  ``at_best_seconds`` - per ``N`` of 1, 2, 4, 8, 16, what the command would take on ``N`` workers at best with
-  these task durations: the time outside the tasks plus, per map, the longer of its longest task and its sum
-  over ``N`` (:func:`at_best`).  Read on a 1-worker line, it is the ceiling the tasks' granularity and the
-  serial part set for a machine with more cores than this one (its durations are unshared; on an ``N``-worker
-  line they include what the workers lost to each other).
+  ``projected_seconds`` - per ``N`` of 1, 2, 4, 8, 16, what the command would take on ``N`` workers with these
+  task durations: the time outside the tasks plus each map's tasks handed out in order to the first free of
+  ``N`` workers (:func:`projected`).  Read on a 1-worker line (durations not shared with other workers), it
+  is what the tasks' granularity and the serial part leave to a machine with more cores than this one; it
+  assumes that N workers run a task as fast as one did (no memory bandwidth or cache shared).
 
 ``publish`` is measured the same way once per size (``--skip-publish`` reuses the files).
 
@@ -146,11 +146,12 @@ class TimedTask:
         self.fn, self.log, self.index = fn, log, index
 
     def __call__(self, *args):
+        start = time.time()  # one clock for every process of this machine: the order tasks started in
         t0 = time.perf_counter()
         try:
             return self.fn(*args)
         finally:
-            line = json.dumps({"map": self.index, "seconds": time.perf_counter() - t0}) + "\n"
+            line = json.dumps({"map": self.index, "start": start, "seconds": time.perf_counter() - t0}) + "\n"
             with open(self.log, "a", encoding="utf-8") as f:  # one short appended write: lines never mix
                 f.write(line)
 
@@ -183,20 +184,29 @@ def _timed_executors(log: str) -> list:
     return spent
 
 
-def task_figures(log: str) -> list[list]:
-    """Per map, in order: ``[tasks, sum of their seconds, longest]`` from a :class:`TimedTask` log."""
-    per: dict[int, list[float]] = {}
+def task_durations(log: str) -> list[list[float]]:
+    """Per map, in order: its tasks' seconds in the order they started, from a :class:`TimedTask` log."""
+    per: dict[int, list] = {}
     with open(log, encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
-            per.setdefault(rec["map"], []).append(rec["seconds"])
-    return [[len(per[k]), round(sum(per[k]), 3), round(max(per[k]), 3)] for k in sorted(per)]
+            per.setdefault(rec["map"], []).append((rec["start"], rec["seconds"]))
+    return [[s for _, s in sorted(per[k])] for k in sorted(per)]
 
 
-def at_best(outside: float, tasks: list[list], workers: int) -> float:
-    """What a command takes on ``workers`` workers at best, its tasks lasting as long as they did and its time
-    outside them unchanged: each map lasts at least its longest task and its tasks' sum over the workers."""
-    return outside + sum(max(longest, total / workers) for _, total, longest in tasks)
+def projected(outside: float, durations: list[list[float]], workers: int) -> float:
+    """What a command would take on ``workers`` workers, its time outside the tasks unchanged and each map's
+    tasks, lasting as long as they did, handed out in order, each to the first worker free - as the executors
+    hand them out (a map lasts until its last task ends)."""
+    import heapq
+
+    total = outside
+    for seconds in durations:
+        free = [0.0] * min(workers, len(seconds))
+        for s in seconds:
+            heapq.heappush(free, heapq.heappop(free) + s)
+        total += max(free, default=0.0)
+    return total
 
 
 def one(spec: dict) -> dict:
@@ -216,12 +226,13 @@ def one(spec: dict) -> dict:
         seconds = time.perf_counter() - t0
         sampler.stopped.set()
         sampler.sample()
-        tasks = task_figures(log)
+        durations = task_durations(log)
     outside = seconds - spent[0]
     out = {"exit": code, "seconds": round(seconds, 2), "in_tasks_seconds": round(spent[0], 2),
            "outside_share": round(outside / seconds, 3), "peak_mb": round(sampler.peak, 1),
-           "peak_rss_mb": round(sampler.peak_rss, 1), "tasks": tasks,
-           "at_best_seconds": {n: round(at_best(outside, tasks, n), 2) for n in (1, 2, 4, 8, 16)}}
+           "peak_rss_mb": round(sampler.peak_rss, 1),
+           "tasks": [[len(d), round(sum(d), 3), round(max(d), 3)] for d in durations],
+           "projected_seconds": {n: round(projected(outside, durations, n), 2) for n in (1, 2, 4, 8, 16)}}
     report = spec.get("report")
     if report and Path(report).exists():
         out["report_mb"] = round(Path(report).stat().st_size / 1e6, 3)
