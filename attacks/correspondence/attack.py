@@ -316,7 +316,7 @@ def _sensitive_codes(view: SequenceView) -> tuple[list[np.ndarray], np.ndarray]:
 
 
 def _engine(nodes, time_limit: float, domain_sizes, budget: float | None = None):
-    if len(nodes) == 2:  # one task per shard of sensitive values (issue 28)
+    if len(nodes) == 2:  # one task per shard of the buddy graph's region groups (issue 28)
         from solver.correspondence.flow_shards import ShardedEngine
 
         return ShardedEngine(nodes[0], nodes[1])

@@ -80,6 +80,20 @@ class RequestTable:
                     for l in range(len(self.start)))
         return CrackRequest(t=int(self.t[i]), j=int(self.j[i]), cls=int(self.cls[i]), signature=sig)
 
+    def take(self, idx: np.ndarray) -> "RequestTable":
+        """The requests ``idx`` (in that order) as a table of their own: request ``k`` of it is request
+        ``idx[k]`` of this one."""
+        idx = np.asarray(idx, np.int64)
+        starts, regions = [], []
+        for start, reg in zip(self.start, self.regions):
+            lengths = start[idx + 1] - start[idx]
+            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+            pos = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(start[idx] - offsets[:-1], lengths)
+            starts.append(offsets)
+            regions.append(reg[pos])
+        return RequestTable(t=self.t[idx], j=self.j[idx], cls=self.cls[idx], start=tuple(starts),
+                            regions=tuple(regions))
+
     @classmethod
     def of(cls, requests) -> "RequestTable":
         if isinstance(requests, RequestTable):

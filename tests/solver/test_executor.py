@@ -417,11 +417,13 @@ def test_executors_keep_the_order_of_the_tasks():
     assert current_executor() is not ex
 
 
-def _many_shards(monkeypatch) -> list:
-    """Small shards of sensitive values and chunks of components on a small census, the population's points and
-    the first release's regions in several chunks; returns the list to which the number of shards and the
-    executor solving them are appended at every plan."""
-    monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)
+def _many_shards(monkeypatch, *, small_chunks: bool = True) -> list:
+    """Small shards of region groups and (``small_chunks``) chunks of components on a small census, the
+    population's points and the first release's regions in several chunks; returns the list to which the
+    number of shards and the executor solving them are appended at every plan.  The chunks of components are
+    cut inside the shard tasks: workers started afresh (a Dask cluster's processes) keep their own size."""
+    if small_chunks:
+        monkeypatch.setattr(flows, "_CHUNK_WORK", 1000)
     monkeypatch.setattr(flow_shards, "_SHARD_WORK", 100)
     monkeypatch.setattr(regions, "_POINTS_TASK", 40)
     monkeypatch.setattr(regions, "_REGIONS_TASK", 10)
@@ -637,7 +639,7 @@ def test_tables_read_ahead_by_the_workers(tmp_path, monkeypatch, capsys):
 
 
 def test_figures_do_not_depend_on_the_shards(tmp_path, monkeypatch):
-    """One shard of sensitive values (the whole graph in one task) and many give the same figures and rows;
+    """One shard (the whole graph in one task) and many of region groups give the same figures and rows;
     only the generators shown as witnesses may differ (a shard solves its components in chunks)."""
     path = _census(tmp_path)
     one = json.loads(_report(path, InlineExecutor()))["attacks"]["correspondence"]
@@ -693,7 +695,7 @@ def test_dask_local_cluster_gives_the_local_report(tmp_path, monkeypatch, proces
     from solver.executor import DaskExecutor
 
     path = _census(tmp_path)
-    _many_shards(monkeypatch)  # several shards (tasks) on this small input
+    _many_shards(monkeypatch, small_chunks=not processes)  # several shards (tasks) on this small input
     local = _report(path)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
