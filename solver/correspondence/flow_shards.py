@@ -210,9 +210,15 @@ class ShardedEngine:
         for k, groups in enumerate(shards):
             shard_of[groups] = k
         wanted = self._shard_requests(shard_of[g2], len(shards)) if len(shards) > 1 else [None]
+        # each release's nodes grouped by shard at once (ascending ids within a shard: a stable sort)
+        groups = []
+        for g in node_group:
+            shard = shard_of[g]
+            order = np.argsort(shard, kind="stable")
+            groups.append((order, np.searchsorted(shard[order], np.arange(len(shards) + 1))))
         tasks = []
         for k in range(len(shards)):
-            ids = tuple(np.flatnonzero(shard_of[g] == k) for g in node_group)
+            ids = tuple(order[cuts[k]:cuts[k + 1]] for order, cuts in groups)
             tasks.append(ShardTask(k, ids, tuple(_subset(nd, i) for nd, i in zip(self.nodes, ids)), wanted[k]))
         return tasks, ex
 
