@@ -138,9 +138,9 @@ class PeakPss(threading.Thread):
 
 
 class TimedTask:
-    """``fn`` that appends each call's duration to ``log`` (one JSON line ``{"map": k, "seconds": s}``, written
-    by whichever process runs the task: a local worker, a Dask worker or this one) and returns ``fn``'s result
-    unchanged (so that a Dask cluster keeps it as it would ``fn``'s)."""
+    """``fn`` that appends each call's start and duration to ``log`` (one JSON line ``{"map": k, "start": t,
+    "seconds": s}``, written by whichever process runs the task: a local worker, a Dask worker or this one) and
+    returns ``fn``'s result unchanged (so that a Dask cluster keeps it as it would ``fn``'s)."""
 
     def __init__(self, fn, log: str, index: int):
         self.fn, self.log, self.index = fn, log, index

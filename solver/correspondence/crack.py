@@ -83,13 +83,13 @@ class RequestTable:
     def take(self, idx: np.ndarray) -> "RequestTable":
         """The requests ``idx`` (in that order) as a table of their own: request ``k`` of it is request
         ``idx[k]`` of this one."""
+        from .flows import expand_ranges
+
         idx = np.asarray(idx, np.int64)
         starts, regions = [], []
         for start, reg in zip(self.start, self.regions):
-            lengths = start[idx + 1] - start[idx]
-            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-            pos = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(start[idx] - offsets[:-1], lengths)
-            starts.append(offsets)
+            pos, _ = expand_ranges(start[idx], start[idx + 1], idx)
+            starts.append(np.concatenate([[0], np.cumsum(start[idx + 1] - start[idx])]).astype(np.int64))
             regions.append(reg[pos])
         return RequestTable(t=self.t[idx], j=self.j[idx], cls=self.cls[idx], start=tuple(starts),
                             regions=tuple(regions))

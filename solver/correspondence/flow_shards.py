@@ -231,12 +231,11 @@ class ShardedEngine:
         tab = self._shared.requests
         if not len(tab):
             return [np.zeros(0, np.int64) for _ in range(n_shards)]
-        s2 = tab.start[1]
-        pos, owner = expand_ranges(s2[:-1], s2[1:], np.arange(len(tab), dtype=np.int64))
-        shard = shard_of_r2[tab.regions[1][pos]]
-        keys = np.unique(shard * max(1, len(tab)) + owner)  # (shard, request), sorted by shard then request
-        cuts = np.searchsorted(keys, np.arange(n_shards + 1, dtype=np.int64) * max(1, len(tab)))
-        return [keys[cuts[k]:cuts[k + 1]] - k * max(1, len(tab)) for k in range(n_shards)]
+        m, s2 = len(tab), tab.start[1]
+        pos, owner = expand_ranges(s2[:-1], s2[1:], np.arange(m, dtype=np.int64))
+        keys = np.unique(shard_of_r2[tab.regions[1][pos]] * m + owner)  # (shard, request): by shard, then request
+        cuts = np.searchsorted(keys, np.arange(n_shards + 1, dtype=np.int64) * m)
+        return [keys[cuts[k]:cuts[k + 1]] - k * m for k in range(n_shards)]
 
     def answer(self, requests) -> list:
         """Per request, the :class:`~solver.correspondence.crack.CrackAnswer` (exact)."""
