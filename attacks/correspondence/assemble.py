@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from multirelease.model.release import Release
-from solver.correspondence.crack import RequestTable
-from solver.correspondence.flows import expand_ranges
+from solver.correspondence.crack import RequestTable, expand_ranges
 
 from .targets import TargetTable, class_id
 

@@ -415,7 +415,7 @@ def requests_of(targets: Sequence[Target], nodes, n: int):
     release's (region, class) pairs), and the (target, release, class) entries expanded from them; two
     targets with the same timestamp and signature ask the same requests."""
     from solver.correspondence.crack import RequestTable
-    from solver.correspondence.flows import expand_ranges
+    from solver.correspondence.crack import expand_ranges
     from solver.correspondence.regions import unique_rows
 
     m = len(targets)

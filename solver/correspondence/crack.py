@@ -20,7 +20,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CrackRequest", "CrackAnswer", "RequestTable"]
+__all__ = ["CrackRequest", "CrackAnswer", "RequestTable", "expand_ranges"]
+
+
+def expand_ranges(start: np.ndarray, end: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges ``[start[k], end[k])`` as one array, and beside every element its range's ``owner``."""
+    lengths = (end - start).astype(np.int64)
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    idx = np.arange(total, dtype=np.int64) + np.repeat(start.astype(np.int64) - offsets, lengths)
+    return idx, np.repeat(owner.astype(np.int64), lengths)
 
 
 @dataclass(frozen=True)
@@ -83,8 +94,6 @@ class RequestTable:
     def take(self, idx: np.ndarray) -> "RequestTable":
         """The requests ``idx`` (in that order) as a table of their own: request ``k`` of it is request
         ``idx[k]`` of this one."""
-        from .flows import expand_ranges
-
         idx = np.asarray(idx, np.int64)
         starts, regions = [], []
         for start, reg in zip(self.start, self.regions):

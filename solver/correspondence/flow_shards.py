@@ -226,7 +226,7 @@ class ShardedEngine:
         """Per shard, the requests (ascending) whose signature in ``R2`` holds one of its regions: the only ones
         that can reach it (an arc objective's arcs join comparable regions of its signature, one group each;
         an inflow objective's nodes lie in its regions of ``R2``)."""
-        from .flows import expand_ranges
+        from .crack import expand_ranges
 
         tab = self._shared.requests
         if not len(tab):

@@ -55,6 +55,7 @@ from scipy.sparse.csgraph import connected_components
 
 from multirelease.errors import InputError
 
+from .crack import expand_ranges
 from .flow_tasks import FlowTask, min_cost_flow_of, solve_tasks
 from .flow_witness import generator_json
 from .regions import Nodes, comparable_pairs
@@ -69,7 +70,7 @@ _CHUNK_WORK = 100_000
 _MAX_CHUNKS = 64
 
 #: generator_json: re-exported from solver.correspondence.flow_witness
-__all__ = ["BuddyGraph", "NoGenerator", "generator_json", "expand_ranges"]
+__all__ = ["BuddyGraph", "NoGenerator", "generator_json"]
 
 
 class NoGenerator(InputError):
@@ -289,17 +290,6 @@ def answers_of(m: int, req: np.ndarray, value: np.ndarray, best: np.ndarray, ans
         per = dict(zip(vals[a:b], bests[a:b]))
         out.append(answer_type(low=per, high=dict(per), exact=True))
     return out
-
-
-def expand_ranges(start: np.ndarray, end: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ranges ``[start[k], end[k])`` as one array, and beside every element its range's ``owner``."""
-    lengths = (end - start).astype(np.int64)
-    total = int(lengths.sum())
-    if not total:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    offsets = np.cumsum(lengths) - lengths
-    idx = np.arange(total, dtype=np.int64) + np.repeat(start.astype(np.int64) - offsets, lengths)
-    return idx, np.repeat(owner.astype(np.int64), lengths)
 
 
 def _cut_parts(out: list, req: np.ndarray, comp: np.ndarray, local: np.ndarray) -> None:
