@@ -339,13 +339,13 @@ def _where(task: tuple) -> int:
 
 
 def test_dask_hands_the_next_task_to_the_first_free_worker():
-    """Dask hands out as many tasks as its workers have threads, then the next one in task order when one is
-    done, as local processes do: a long task and three short ones on two workers - never more than two running,
-    and the short ones all on the other worker.  (Given every task at once, the scheduler assigns each to a
-    worker at once: on the census of issue 28 it put the insertion behind a release file and the other release
-    file behind the data, and the read took 0.5 s longer.)"""
+    """Dask hands out as many tasks as its workers have threads (with many tasks, twice as many), then the next
+    one in task order when one is done, as local processes do: a long task and three short ones on two
+    workers - never more than two running, and the short ones all on the other worker.  (Given every task at
+    once, the scheduler assigns each to a worker at once: on the census of issue 28 it put the insertion behind
+    a release file and the other release file behind the data, and the read took 0.5 s longer.)"""
     pytest.importorskip("dask.distributed")
-    from solver.executor import DaskExecutor
+    from solver.executor import _AHEAD_TASKS, DaskExecutor
 
     ex = DaskExecutor("local", workers=2)
     try:
@@ -363,6 +363,15 @@ def test_dask_hands_the_next_task_to_the_first_free_worker():
         long, *short = ex.map(_where, [(2.0, 0), (0.2, 1), (0.2, 2), (0.2, 3)])
         assert len(set(short)) == 1 and long not in short
         assert len(submitted) == 4 and running[:2] == [0, 1] and max(running) == 1
+        # with at least _AHEAD_TASKS tasks per thread, each worker holds one more than it runs, never more (the
+        # flow shards: a worker starts its next shard without a round trip through this process); one fewer
+        # task, one per thread as above - the results in task order either way
+        for n, most in ((_AHEAD_TASKS * 2, 4), (_AHEAD_TASKS * 2 - 1, 2)):
+            submitted.clear()
+            running.clear()
+            out = ex.map(_where, [(0.3 if i < 4 else 0.01, i) for i in range(n)])  # none done before the fifth
+            assert len(out) == n and len(submitted) == n
+            assert running[:most] == list(range(most)) and max(running) == most - 1
     finally:
         ex.close()
 
