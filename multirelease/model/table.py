@@ -205,6 +205,34 @@ def _numbers(first_id: int, n: int) -> list[str]:
     return [str(i) for i in range(first_id, first_id + n)]
 
 
+def number_index(first_id: int, n: int, name: str) -> pd.Index:
+    """``pd.Index(_numbers(first_id, n), name=name)``, the same index, made by pyarrow where pandas keeps its
+    text there (its ``str`` dtype): the 900,000 numbers of the census of issue 28 in 0.11 s instead of 0.4 s."""
+    text = pd.Index(["1"]).dtype
+    if n and isinstance(text, pd.StringDtype) and text.storage == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        numbers = pc.cast(pa.array(np.arange(first_id, first_id + n, dtype=np.int64)), pa.large_string())
+        return pd.Index(pd.array(numbers, dtype=text), name=name)
+    return pd.Index(_numbers(first_id, n), name=name)
+
+
+def _coded_column(col: pd.Series) -> tuple[pd.Series, np.ndarray, pd.Index] | None:
+    """``normalize_values(col)`` (its text stripped) by one factorization of a text column without a missing
+    cell - each distinct cell stripped once -, with that column's codes and distinct values (what
+    :func:`pandas.factorize` gives for it: its hierarchy's leaves and a pickled table's columns are found from
+    them without a pass over its rows); ``None`` for another column (:func:`normalize_values` then)."""
+    if not isinstance(col.dtype, pd.StringDtype) or col.isna().any():
+        return None
+    rows, distinct = pd.factorize(col, use_na_sentinel=False)
+    stripped = normalize_values(pd.Series(distinct, dtype=col.dtype))
+    merged, uniques = pd.factorize(stripped, use_na_sentinel=False)  # two cells alike once stripped: one value
+    codes = merged[rows]
+    out = pd.Series(uniques.take(codes), index=col.index, name=col.name, dtype=stripped.dtype, copy=False)
+    return out, codes, uniques
+
+
 @dataclass(frozen=True, eq=False)
 class Table:
     """A raw snapshot: ``frame`` has one row per individual, indexed by identifier (text), one column per
@@ -220,28 +248,34 @@ class Table:
         """Validate a raw frame: known columns, every attribute present, then every cell - identifiers
         distinct, sensitive values not missing, every value a leaf of its hierarchy - each bad cell counted
         and the first few named in one error (:func:`refuse_bad_cells`; ``rows_at`` places a row of a file:
-        ``("line", 2)`` a CSV read from its first record)."""
+        ``("line", 2)`` a CSV read from its first record).  A text column (a file read) is normalized and
+        checked through its distinct cells (:func:`_coded_column`), which give its QI leaf codes
+        (:attr:`qi_codes`) and its pickled form too; records numbered here are distinct by construction, so
+        they are not checked for twice-seen identifiers (issue 28: the census's 900,000 records read in 1.5 s
+        instead of 3.1 s)."""
         frame = frame.copy()
-        frame_columns = set(frame.columns)
         for col in frame.columns:
             if col not in schema:
                 raise InputError(f"unknown attribute '{col}'", file=source, key=key or f"column {col}")
         ident = schema.identifier
-        if ident is not None and ident in frame.columns:
+        numbered = ident is None or ident not in frame.columns  # the records numbered here: distinct
+        if not numbered:
             ids = frame[ident].map(_scalar)
             frame = frame.drop(columns=[ident])
-        else:
-            ids = pd.Series(_numbers(first_id, len(frame)))
         missing = [n for n in schema.published if n not in frame.columns]
         if missing:
             raise InputError(f"attribute '{missing[0]}' has no column", file=source, key=key)
         frame = frame[list(schema.published)]
         # every cell checked column by column (vectorized), every bad one counted, the first few named
-        id_values = ids.to_numpy(dtype=object)
         checks: list[BadCells] = []
-        twice = ids.duplicated().to_numpy()
-        if twice.any():
-            checks.append(BadCells(ident or "id", twice, lambda pos: f"identifier '{id_values[pos]}' appears twice"))
+        if numbered:
+            index = number_index(first_id, len(frame), ident or "id")
+        else:
+            id_values = ids.to_numpy(dtype=object)
+            index = pd.Index(id_values, name=ident)
+            twice = ids.duplicated().to_numpy()
+            if twice.any():
+                checks.append(BadCells(ident, twice, lambda pos: f"identifier '{id_values[pos]}' appears twice"))
         absent: dict[str, np.ndarray] = {}
         for name in schema.sensitive:
             bad = _missing_mask(schema[name], frame[name])
@@ -249,13 +283,31 @@ class Table:
                 absent[name] = bad
                 checks.append(BadCells(name, bad, lambda pos, n=name, raw=frame[name]: _missing_problem(
                     n, str(raw.iloc[pos]), hint=False), missing=True))
-        frame.index = pd.Index(id_values, name=ident or "id")
-        frame = frame.apply(normalize_values) if len(frame) else frame.astype(object)
+        frame.index = index
+        # each text column normalized through its distinct cells (_coded_column), which then give its leaves
+        coded: dict[str, tuple[np.ndarray, pd.Index]] = {}
+        if len(frame):
+            columns = {}
+            for name in frame.columns:
+                got = _coded_column(frame[name])
+                if got is None:
+                    columns[name] = normalize_values(frame[name])
+                else:
+                    columns[name], *coded[name] = got
+            frame = pd.DataFrame(columns, index=frame.index)
+        else:
+            frame = frame.astype(object)
+        leaves = {}
         for name in schema.published:
             h = schema[name].hierarchy
             if h is None:
                 continue
-            bad = ~frame[name].isin(h._leaf_index.keys()).to_numpy()
+            if name in coded:
+                codes, uniques = coded[name]
+                leaves[name] = h._categories.get_indexer(np.asarray(uniques, dtype=object))[codes]
+                bad = leaves[name] < 0
+            else:
+                bad = ~frame[name].isin(h._leaf_index.keys()).to_numpy()
             if bad.any():
                 if name in absent:  # a missing sensitive value is named once, as missing
                     bad &= ~absent[name]
@@ -264,9 +316,15 @@ class Table:
         if checks:
             order = {n: i for i, n in enumerate(schema.names)}
             checks.sort(key=lambda c: order.get(c.column, -1))
-            refuse_bad_cells(checks, id_values, source=source, key=key, rows_at=rows_at)
+            refuse_bad_cells(checks, index.to_numpy(dtype=object), source=source, key=key, rows_at=rows_at)
         out = cls(schema, frame)
-        if ident is None or ident not in frame_columns:
+        if len(frame) and all(n in leaves for n in schema.quasi):  # the QI leaf codes, found above
+            out.__dict__["qi_codes"] = np.ascontiguousarray(
+                np.column_stack([leaves[n] for n in schema.quasi]).astype(np.int32)) if schema.quasi \
+                else np.zeros((len(frame), 0), dtype=np.int32)
+        if coded:  # held with the frame they describe (a pickled table's columns: __getstate__)
+            out.__dict__["_coded"] = (frame, coded)
+        if numbered:
             out.__dict__["_numbered_from"] = first_id  # the records numbered here (see renumbered)
             out._hold_id_runs(((first_id, len(frame)),))
         return out
@@ -278,7 +336,7 @@ class Table:
         start = self.__dict__.get("_numbered_from")
         if start is None or start == first_id:
             return self
-        index = pd.Index(_numbers(first_id, len(self)), name=self.frame.index.name)
+        index = number_index(first_id, len(self), self.frame.index.name)
         out = Table(self.schema, self.frame.set_axis(index))
         out.__dict__["_numbered_from"] = first_id
         out._hold_id_runs(((first_id, len(self)),))
@@ -322,9 +380,11 @@ class Table:
         state.pop("_figures_of", None)
         state["_id_runs"] = self.id_runs  # held again with the rebuilt index
         frame = self.frame
+        held = state.pop("_coded", None)  # the columns factorized when read (from_frame), if of this frame
+        known = held[1] if held is not None and held[0] is frame else {}
         coded = []
         for c in frame.columns:
-            codes, uniques = pd.factorize(frame[c], use_na_sentinel=False)
+            codes, uniques = known[c] if c in known else pd.factorize(frame[c], use_na_sentinel=False)
             coded.append((narrow_codes(codes), uniques))
         state["frame"] = _CodedFrame(frame.index, tuple(frame.columns), tuple(coded))
         if "qi_codes" in state:  # int32 leaf codes, sent in the narrowest integer type that holds them
