@@ -230,7 +230,7 @@ def _coded_column(col: pd.Series) -> tuple[pd.Series, np.ndarray, pd.Index] | No
     merged, uniques = pd.factorize(stripped, use_na_sentinel=False)  # two cells alike once stripped: one value
     codes = merged[rows]
     out = pd.Series(uniques.take(codes), index=col.index, name=col.name, dtype=stripped.dtype, copy=False)
-    return out, codes, uniques
+    return out, narrow_codes(codes), uniques  # held with the table: a byte per cell for a census column
 
 
 @dataclass(frozen=True, eq=False)
