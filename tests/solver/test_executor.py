@@ -262,30 +262,47 @@ def _imported(name: str) -> bool:
     return name in sys.modules
 
 
-def test_dask_keeps_results_where_they_were_made():
-    """``map(..., keep=True)`` on Dask (issue 28): a later task holding a kept result (as itself or an item of
-    its tuple) runs on the worker that made it, when that one is free, and gets that very object, not a copy
-    sent back; without ``keep`` it gets a copy.  Local processes and this process give the same values.  The
-    local cluster's workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold
-    left on), measuring their event loop and memory once a second, under a scheduler that steals no work."""
+@pytest.fixture(scope="module")
+def dask_pair():
+    """One local Dask cluster of two single-threaded workers for the tests of this module that only need such
+    a cluster (starting one costs seconds)."""
     pytest.importorskip("dask.distributed")
     from solver.executor import DaskExecutor
 
     ex = DaskExecutor("local", workers=2)
     try:
-        made = ex.map(_make, [1, 2], keep=True)  # one on each worker
-        assert ex.map(_held_here, [(h, 10) for h in made]) == [(True, 11), (True, 12)]
-        assert ex.map(_is_made_here, made) == [True, True]  # the task itself kept
-        again = ex.map(_make, [4])  # not kept: sent back to a worker as a copy
-        assert ex.map(_held_here, [(again[0], 10)]) == [(False, 14)]
-        assert set(ex.client.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
-        # the workers and the scheduler look at themselves seldom, and steal no work
-        for every in [*ex.client.run(_worker_every).values(), *map(_every, ex._cluster.workers.values())]:
-            assert (every["tick"], every["memory_monitor"], every["monitor"]) == (1000, 1000, 5000)
-        every, steals = ex.client.run_on_scheduler(_scheduler_every)
-        assert (every["tick"], every["monitor"], steals) == (1000, 5000, False)
+        yield ex
     finally:
         ex.close()
+
+
+@pytest.fixture
+def dask_local(dask_pair):
+    """:func:`dask_pair` for one test: nothing kept when it starts, the client's ``submit`` as Dask made it."""
+    dask_pair._kept.clear()
+    yield dask_pair
+    dask_pair._kept.clear()
+    dask_pair.client.__dict__.pop("submit", None)
+
+
+def test_dask_keeps_results_where_they_were_made(dask_local):
+    """``map(..., keep=True)`` on Dask (issue 28): a later task holding a kept result (as itself or an item of
+    its tuple) runs on the worker that made it, when that one is free, and gets that very object, not a copy
+    sent back; without ``keep`` it gets a copy.  Local processes and this process give the same values.  The
+    local cluster's workers run without Dask's ``MALLOC_TRIM_THRESHOLD_`` (glibc's adaptive mmap threshold
+    left on), measuring their event loop and memory once a second, under a scheduler that steals no work."""
+    ex = dask_local
+    made = ex.map(_make, [1, 2], keep=True)  # one on each worker
+    assert ex.map(_held_here, [(h, 10) for h in made]) == [(True, 11), (True, 12)]
+    assert ex.map(_is_made_here, made) == [True, True]  # the task itself kept
+    again = ex.map(_make, [4])  # not kept: sent back to a worker as a copy
+    assert ex.map(_held_here, [(again[0], 10)]) == [(False, 14)]
+    assert set(ex.client.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
+    # the workers and the scheduler look at themselves seldom, and steal no work
+    for every in [*ex.client.run(_worker_every).values(), *map(_every, ex._cluster.workers.values())]:
+        assert (every["tick"], every["memory_monitor"], every["monitor"]) == (1000, 1000, 5000)
+    every, steals = ex.client.run_on_scheduler(_scheduler_every)
+    assert (every["tick"], every["monitor"], steals) == (1000, 5000, False)
     for other in (InlineExecutor(), LocalExecutor(2)):
         made = other.map(_make, [1, 2], keep=True)
         assert [v for _, v in other.map(_held_here, [(h, 10) for h in made])] == [11, 12]
@@ -302,14 +319,11 @@ def _after(task: tuple) -> int:
     return i
 
 
-def test_dask_fetches_each_result_when_its_task_is_done(monkeypatch):
+def test_dask_fetches_each_result_when_its_task_is_done(dask_local, monkeypatch):
     """Dask: every result is fetched as soon as its task is done (the second task's, done first, before the
     first's), and returned in the order of the tasks; failed tasks raise the first one's error in task order
     once all are done, whichever failed first."""
-    pytest.importorskip("dask.distributed")
     import distributed
-
-    from solver.executor import DaskExecutor
 
     fetched = []
     real = distributed.Future.result
@@ -319,15 +333,12 @@ def test_dask_fetches_each_result_when_its_task_is_done(monkeypatch):
         fetched.append(value)
         return value
 
-    ex = DaskExecutor("local", workers=2)
-    try:
-        monkeypatch.setattr(distributed.Future, "result", result)
-        assert ex.map(_after, [(1.5, 0), (0.0, 1)]) == [0, 1]
-        assert fetched == [1, 0]
-        with pytest.raises(ValueError, match="task 1"):
-            ex.map(_after, [(1.5, -1), (0.0, -2), (0.0, 3)])
-    finally:
-        ex.close()
+    ex = dask_local
+    monkeypatch.setattr(distributed.Future, "result", result)
+    assert ex.map(_after, [(1.5, 0), (0.0, 1)]) == [0, 1]
+    assert fetched == [1, 0]
+    with pytest.raises(ValueError, match="task 1"):
+        ex.map(_after, [(1.5, -1), (0.0, -2), (0.0, 3)])
 
 
 def _where(task: tuple) -> int:
@@ -338,42 +349,38 @@ def _where(task: tuple) -> int:
     return os.getpid()
 
 
-def test_dask_hands_the_next_task_to_the_first_free_worker():
+def test_dask_hands_the_next_task_to_the_first_free_worker(dask_local):
     """Dask hands out as many tasks as its workers have threads (with many tasks, twice as many), then the next
     one in task order when one is done, as local processes do: a long task and three short ones on two
     workers - never more than two running, and the short ones all on the other worker.  (Given every task at
     once, the scheduler assigns each to a worker at once: on the census of issue 28 it put the insertion behind
     a release file and the other release file behind the data, and the read took 0.5 s longer.)"""
-    pytest.importorskip("dask.distributed")
-    from solver.executor import _AHEAD_TASKS, DaskExecutor
+    from solver.executor import _AHEAD_TASKS
 
-    ex = DaskExecutor("local", workers=2)
-    try:
-        assert sum(ex._slots().values()) == 2
-        submitted: list = []  # every future handed out
-        running: list = []  # how many were running when each was handed out
-        real = ex.client.submit
+    ex = dask_local
+    assert sum(ex._slots().values()) == 2
+    submitted: list = []  # every future handed out
+    running: list = []  # how many were running when each was handed out
+    real = ex.client.submit
 
-        def submit(*args, **kwargs):
-            running.append(sum(not f.done() for f in submitted))
-            submitted.append(real(*args, **kwargs))
-            return submitted[-1]
+    def submit(*args, **kwargs):
+        running.append(sum(not f.done() for f in submitted))
+        submitted.append(real(*args, **kwargs))
+        return submitted[-1]
 
-        ex.client.submit = submit
-        long, *short = ex.map(_where, [(2.0, 0), (0.2, 1), (0.2, 2), (0.2, 3)])
-        assert len(set(short)) == 1 and long not in short
-        assert len(submitted) == 4 and running[:2] == [0, 1] and max(running) == 1
-        # with at least _AHEAD_TASKS tasks per thread, each worker holds one more than it runs, never more (the
-        # flow shards: a worker starts its next shard without a round trip through this process); one fewer
-        # task, one per thread as above - the results in task order either way
-        for n, most in ((_AHEAD_TASKS * 2, 4), (_AHEAD_TASKS * 2 - 1, 2)):
-            submitted.clear()
-            running.clear()
-            out = ex.map(_where, [(0.3 if i < 4 else 0.01, i) for i in range(n)])  # none done before the fifth
-            assert len(out) == n and len(submitted) == n
-            assert running[:most] == list(range(most)) and max(running) == most - 1
-    finally:
-        ex.close()
+    ex.client.submit = submit
+    long, *short = ex.map(_where, [(2.0, 0), (0.2, 1), (0.2, 2), (0.2, 3)])
+    assert len(set(short)) == 1 and long not in short
+    assert len(submitted) == 4 and running[:2] == [0, 1] and max(running) == 1
+    # with at least _AHEAD_TASKS tasks per thread, each worker holds one more than it runs, never more (the
+    # flow shards: a worker starts its next shard without a round trip through this process); one fewer
+    # task, one per thread as above - the results in task order either way
+    for n, most in ((_AHEAD_TASKS * 2, 4), (_AHEAD_TASKS * 2 - 1, 2)):
+        submitted.clear()
+        running.clear()
+        out = ex.map(_where, [(0.3 if i < 4 else 0.01, i) for i in range(n)])  # none done before the fifth
+        assert len(out) == n and len(submitted) == n
+        assert running[:most] == list(range(most)) and max(running) == most - 1
 
 
 def _make_after(task: tuple) -> _Held:
@@ -395,23 +402,17 @@ def _held_where(task: tuple) -> tuple[int, bool, int]:
     return os.getpid(), _MADE.get(id(h)) is h, h.i
 
 
-def test_dask_spreads_tasks_whose_kept_results_share_a_worker():
+def test_dask_spreads_tasks_whose_kept_results_share_a_worker(dask_local):
     """Two kept results made by one worker (the other busy), then read by two tasks at once: one runs where
     they are (that very object), the other on the idle worker (a copy sent there) - not both on the first
     worker, one after the other, the other idle (the census's releases read by one worker were aggregated
     one after the other: 0.6-0.9 s longer)."""
-    pytest.importorskip("dask.distributed")
-    from solver.executor import DaskExecutor
-
-    ex = DaskExecutor("local", workers=2)
-    try:
-        slow, a, b = ex.map(_make_after, [(1.0, 0), (0.05, 1), (0.05, 2)], keep=True)
-        assert a.pid == b.pid != slow.pid  # the short ones made one after the other on the free worker
-        (pa, here_a, va), (pb, here_b, vb) = ex.map(_held_where, [(a, 0.3), (b, 0.3)])
-        assert (va, vb) == (1, 2) and pa != pb and {pa, pb} == {a.pid, slow.pid}
-        assert (here_a, here_b) == (pa == a.pid, pb == b.pid) and here_a != here_b
-    finally:
-        ex.close()
+    ex = dask_local
+    slow, a, b = ex.map(_make_after, [(1.0, 0), (0.05, 1), (0.05, 2)], keep=True)
+    assert a.pid == b.pid != slow.pid  # the short ones made one after the other on the free worker
+    (pa, here_a, va), (pb, here_b, vb) = ex.map(_held_where, [(a, 0.3), (b, 0.3)])
+    assert (va, vb) == (1, 2) and pa != pb and {pa, pb} == {a.pid, slow.pid}
+    assert (here_a, here_b) == (pa == a.pid, pb == b.pid) and here_a != here_b
 
 
 def test_executors_keep_the_order_of_the_tasks():
