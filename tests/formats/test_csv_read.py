@@ -184,3 +184,24 @@ def test_release_files_read_alike_with_either_reader(tmp_path, monkeypatch, nota
     slow = read_release_bytes(text, schema, source="r.csv", separator=sep, notation=notation if notation != "native"
                               else None)
     assert release_csv(fast, notation) == release_csv(slow, notation) == text.decode("utf-8")
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from('ab" ,é\\n'), max_size=6), max_size=30), st.data())
+def test_a_byte_found_in_a_text_column_as_pyarrow_finds_it(cells, data):
+    """``holds_byte`` (the quote check of a CSV read by pyarrow) answers as ``pyarrow.compute.match_substring``
+    does, on ``string`` and ``large_string`` columns cut into chunks and sliced (a chunk's bytes outside its
+    cells never count)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = data.draw(st.sampled_from([pa.string(), pa.large_string()]))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(cells)), max_size=3)))
+    chunks = [pa.array(cells[a:b], type=kind) for a, b in zip([0, *cuts], [*cuts, len(cells)])]
+    column = pa.chunked_array(chunks, type=kind)
+    start = data.draw(st.integers(0, len(cells)))
+    for col in (column, column.slice(start), column.slice(start, data.draw(st.integers(0, len(cells)))),
+                column.combine_chunks().slice(start)):
+        for ch in '"é, ':
+            if ord(ch) > 127:
+                continue
+            assert csv_read.holds_byte(col, ord(ch)) == bool(pc.any(pc.match_substring(col, ch)).as_py())
