@@ -318,10 +318,9 @@ class Table:
             checks.sort(key=lambda c: order.get(c.column, -1))
             refuse_bad_cells(checks, index.to_numpy(dtype=object), source=source, key=key, rows_at=rows_at)
         out = cls(schema, frame)
-        if len(frame) and all(n in leaves for n in schema.quasi):  # the QI leaf codes, found above
-            out.__dict__["qi_codes"] = np.ascontiguousarray(
-                np.column_stack([leaves[n] for n in schema.quasi]).astype(np.int32)) if schema.quasi \
-                else np.zeros((len(frame), 0), dtype=np.int32)
+        if len(frame) and schema.quasi and all(n in leaves for n in schema.quasi):  # the QI leaf codes, found above
+            out.__dict__["qi_codes"] = np.ascontiguousarray(np.column_stack([leaves[n] for n in schema.quasi]),
+                                                            dtype=np.int32)
         if coded:  # held with the frame they describe (a pickled table's columns: __getstate__)
             out.__dict__["_coded"] = (frame, coded)
         if numbered:
