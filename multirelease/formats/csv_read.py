@@ -124,15 +124,22 @@ def holds_byte(column, byte: int) -> bool:
     return False
 
 
+def pyarrow_text_dtype() -> pd.StringDtype | None:
+    """pandas' text dtype (what ``dtype=str`` and a list of strings give) when pandas keeps its text in
+    pyarrow, else ``None``."""
+    text = pd.Series([""], dtype=str).dtype
+    return text if isinstance(text, pd.StringDtype) and text.storage == "pyarrow" else None
+
+
 def _frame(table) -> pd.DataFrame:
     """A pyarrow table of text columns as pandas' text frame (read_csv's ``dtype=str``), without a detour
     through Python strings where pandas keeps its text in pyarrow."""
     import pyarrow as pa
 
-    text = pd.Series([""], dtype=str).dtype
-    if isinstance(text, pd.StringDtype) and text.storage == "pyarrow":
+    text = pyarrow_text_dtype()
+    if text is not None:
         return table.to_pandas(types_mapper={pa.string(): text}.get)
-    return table.to_pandas().astype(text)
+    return table.to_pandas().astype(pd.Series([""], dtype=str).dtype)
 
 
 def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:
