@@ -35,7 +35,7 @@ import pandas as pd
 from multirelease.errors import InputError
 
 __all__ = ["read_csv_frame", "read_csv_bytes", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame",
-           "arrow_csv_bytes"]
+           "arrow_csv_bytes", "arrow_csv_range", "line_ranges"]
 
 
 def pandas_csv_frame(path: Path | IO[bytes], sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:
@@ -47,10 +47,85 @@ def pandas_csv_frame(path: Path | IO[bytes], sep: str, offset: int = 0, limit: i
 
 def arrow_csv_frame(path: Path, sep: str, offset: int, limit: int | None) -> pd.DataFrame | None:
     """pyarrow's reader where it provably agrees with :func:`pandas_csv_frame` (module docstring), else
-    ``None`` (pyarrow not installed included)."""
+    ``None`` (pyarrow not installed included).  Part of a file (``offset``, ``limit``) whose every line is one
+    record (:func:`line_ranges`) is parsed alone, with the header: pandas too reads the records it skips or
+    stops before as lines only, whatever their fields or bytes (issue 28: the census's insertion, its last
+    100,000 records, parsed without the 900,000 before them)."""
     if sep in " \t":  # before reading the file (arrow_csv_bytes declines these too)
         return None
+    if offset or limit is not None:
+        cut = line_ranges(path, offset, limit)
+        if cut is not None:
+            header, ((start, end, _),) = cut
+            return arrow_csv_range(path, sep, header, start, end)
     return arrow_csv_bytes(path.read_bytes(), sep, offset, limit)
+
+
+#: the bytes of a file looked at at once by :func:`line_ranges`
+_BLOCK = 1 << 24
+#: what a line may start with that pandas may take for a blank line, which it skips: nothing, spaces, tabs (and,
+#: to be safe, any other byte up to the space: control characters)
+_BLANK_START = tuple(bytes([b]) for b in range(33))
+
+
+def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int | None = None
+                ) -> tuple[bytes, list[tuple[int, int, int]]] | None:
+    """The header line of a CSV file and where its records ``offset + 1 .. offset + limit`` are, in ranges of
+    at most ``rows`` records, as even as can be (default: one range): ``(header, [(start, end, first), ...])``
+    - the bytes ``start:end`` of the file hold the records ``first + 1 ..`` in order (``first`` counted from 0
+    after the header), the ranges following each other.  Only when every line of the file is one record for
+    pandas and pyarrow alike: no quote (a quoted field may hold a line break), no NUL, no carriage return
+    (lines end with ``\n``), no line that is empty or starts with a byte up to the space (pandas skips blank
+    lines, and takes one of spaces or tabs for blank, also among the lines an offset skips), a header line;
+    ``None`` otherwise, or when no record is in the range.  One pass over the file, a block at a time (numpy
+    finds its line breaks and looks at the byte after each: the census of issue 28, 76 MB, in 0.1 s)."""
+    import numpy as np
+
+    breaks: list[np.ndarray] = []  # the positions of the line breaks, per block
+    with open(path, "rb") as f:
+        at = 0
+        while block := f.read(_BLOCK):
+            if b'"' in block or b"\x00" in block or b"\r" in block:
+                return None
+            found = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n"))
+            # every line's first byte: the block's first (when a line starts there), and the one after each break
+            heads = np.frombuffer(block, dtype=np.uint8)[found[found + 1 < len(block)] + 1]
+            if (heads <= ord(" ")).any() or (not at or _last_break(breaks) == at - 1) and \
+                    block.startswith(_BLANK_START):
+                return None
+            breaks.append(found + at)
+            at += len(block)
+        size = at
+    every = np.concatenate(breaks) if breaks else np.zeros(0, np.int64)
+    if not len(every):
+        return None
+    records = len(every) + int(every[-1] != size - 1) - 1  # the lines after the header's
+    stop = records if limit is None else min(records, offset + limit)
+    if offset >= stop:
+        return None
+    count = 1 if rows is None else -(-(stop - offset) // max(1, int(rows)))  # ranges as even as can be
+    cuts = [offset + (stop - offset) * i // count for i in range(count + 1)]
+    after = [int(every[c]) + 1 if c < len(every) else size for c in cuts]  # the byte after line break c
+    with open(path, "rb") as f:
+        header = f.read(int(every[0]) + 1)
+    return header, [(after[i], after[i + 1], cuts[i]) for i in range(len(cuts) - 1)]
+
+
+def _last_break(breaks: list) -> int:
+    """The position of the last line break found so far (-2 when none)."""
+    for found in reversed(breaks):
+        if len(found):
+            return int(found[-1])
+    return -2
+
+
+def arrow_csv_range(path: Path, sep: str, header: bytes, start: int, end: int) -> pd.DataFrame | None:
+    """:func:`arrow_csv_bytes` of the file's ``header`` line and its bytes ``start:end`` (a range of
+    :func:`line_ranges`): the records there, as pandas reads them with the offset and limit that select them."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        body = f.read(end - start)
+    return arrow_csv_bytes(header + body, sep)
 
 
 def arrow_csv_bytes(data: bytes, sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame | None:
@@ -142,10 +217,15 @@ def _frame(table) -> pd.DataFrame:
     return table.to_pandas().astype(pd.Series([""], dtype=str).dtype)
 
 
-def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:
+def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = None, *,
+                   lines: tuple[bytes, int, int] | None = None) -> pd.DataFrame:
     """The snapshot's records as text (module docstring): pyarrow where it agrees with pandas, else pandas
-    (whose exceptions the caller words)."""
-    frame = arrow_csv_frame(path, sep, offset, limit)
+    (whose exceptions the caller words).  ``lines``: the file's header line and where these records are
+    (``(header, start, end)``, a range of :func:`line_ranges`), parsed alone."""
+    if lines is not None and sep not in " \t":
+        frame = arrow_csv_range(path, sep, *lines)
+    else:
+        frame = arrow_csv_frame(path, sep, offset, limit)
     return frame if frame is not None else pandas_csv_frame(path, sep, offset, limit)
 
 

@@ -214,12 +214,14 @@ _PARALLEL_BYTES = 16_000_000
 def _read_input_task(task: tuple, schema: Schema) -> Any:
     """One input file read by a worker: a release file parsed (:func:`read_release_bytes`; its bytes as sent,
     else read here from its path), or the bad input it holds; a table (``("table", spec, base, key)``: the
-    data or an insertion, its leaf codes computed here; :func:`read_table` numbers their records from 1),
-    or ``None`` when it cannot be read (read again in its turn, to say why)."""
-    if task[0] == "table":
-        _, spec, base, key = task
+    data or an insertion, its leaf codes computed here; :func:`read_table` numbers their records from 1), or
+    a part of one (``("table", spec, base, key, first_id, lines)``, :func:`_table_parts`), or ``None`` when it
+    cannot be read (read again in its turn, to say why)."""
+    if task[0] == "table":  # a part of a table: numbered from first_id, its records where lines says
+        _, spec, base, key, *part = task
+        first_id, lines = part or (1, None)
         try:
-            table = read_table(schema, spec, base=base, source=None, key=key)
+            table = read_table(schema, spec, base=base, source=None, key=key, first_id=first_id, lines=lines)
         except InputError:
             return None
         table.qi_codes, table.leaf_counts  # the leaf codes and counts computed by the worker travel with the table
@@ -288,28 +290,81 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
     remote = getattr(ex, "name", "") == "dask" and getattr(ex, "address", None) != "local"
     tables = [] if remote else _table_jobs(doc, base)
     sizes = [j[1].stat().st_size for j in jobs] + [t[2].stat().st_size for t in tables]
-    if len(sizes) < 2 or (isinstance(ex, LocalExecutor) and sum(sizes) < _PARALLEL_BYTES):
+    if not sizes or (isinstance(ex, LocalExecutor) and sum(sizes) < _PARALLEL_BYTES):
         return {}, {}
     # a worker on this machine reads the file itself (a file of 10^7 records is half a gigabyte that this
-    # process need not hold and send); a remote cluster is sent its bytes
-    tasks: list = [("table", spec, base, key) for key, spec, _ in tables]
+    # process need not hold and send), a large table in parts; a remote cluster is sent its bytes
+    tasks: list = []
+    costs: list[float] = []
+    owner: list[str | None] = []  # the table key of each task (None: a release file)
+    for key, spec, path in tables:
+        parts = _table_parts(spec, path)
+        if parts is None:
+            tasks.append(("table", spec, base, key))
+            costs.append(_read_cost(path, spec))
+        else:
+            for part_spec, first_id, lines in parts:
+                tasks.append(("table", part_spec, base, key, first_id, lines))
+                costs.append(_TABLE_COST * (lines[2] - lines[1]))
+        owner += [key] * (len(tasks) - len(owner))
     for i, path, sep, anatomy, notation in jobs:
         try:
             tasks.append((path.read_bytes() if remote else None, str(path), sep, anatomy, notation))
         except OSError:
             return {}, {}  # read_release_csv says why
+        costs.append(_read_cost(path))
+        owner.append(None)
+    if len(tasks) < 2:
+        return {}, {}
     # handed out the costliest first, so that the workers end together (on the census of issue 28 with two
     # workers: the data, then the release files, then the insertion - 4.3 s instead of 4.8 s - and the last
     # to end is not the data, whose frame takes the longest to send back)
-    costs = [_read_cost(path, spec) for _, spec, path in tables] + [_read_cost(job[1]) for job in jobs]
     order = sorted(range(len(tasks)), key=lambda k: -costs[k])
     done: list = [None] * len(tasks)
     for k, out in zip(order, ex.map(_read_input_task, [tasks[k] for k in order], shared=schema,
                                     meanwhile=meanwhile, keep=True)):
         done[k] = out
-    read = {t[0]: out for t, out in zip(tables, done) if out is not None}
-    files = {job[0]: out for job, out in zip(jobs, done[len(tables):])}
+    read = {}
+    for key, _, _ in tables:  # a table read in parts is put together (a part that failed: read in its turn)
+        outs = [out for out, o in zip(done, owner) if o == key]
+        if outs and all(out is not None for out in outs):
+            table = Table.concat(outs)
+            if table is not None:
+                read[key] = table
+    files = {job[0]: out for job, out in zip(jobs, [out for out, o in zip(done, owner) if o is None])}
     return files, read
+
+
+#: a table file of more records than this is read in parts of at most this many, one task each (issue 28)
+_PART_ROWS = 250_000
+
+
+def _table_parts(spec: Mapping, path: Path) -> list[tuple[dict, int, tuple[bytes, int, int]]] | None:
+    """A table file (``spec``, a CSV file of :func:`_table_jobs`) cut into parts of at most
+    :data:`_PART_ROWS` records, as even as can be, when it has more and every line of it is a record
+    (:func:`~multirelease.formats.csv_read.line_ranges`): per part, the ``spec`` of its records (its
+    ``offset`` and ``limit``), the number of its first record from 1, and where its records are; ``None``
+    otherwise (read in one task), also when ``spec`` would be refused (:func:`read_table` says why).  The
+    parts put together (:meth:`Table.concat`) are the table read at once (the census of issue 28: its data's
+    900,000 records in four parts read side by side)."""
+    from .csv_read import line_ranges
+
+    offset, limit, sep = spec.get("offset", 0), spec.get("limit"), spec.get("separator", ",")
+    if set(spec) - {"file", "separator", "offset", "limit"} or path.suffix.lower() == ".parquet" or \
+            not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or \
+            not (limit is None or isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1) or \
+            not isinstance(sep, str) or len(sep) != 1 or sep in '\r\n" \t':
+        return None
+    try:
+        cut = line_ranges(path, offset, limit, rows=_PART_ROWS)
+    except OSError:
+        return None  # read_table says why
+    if cut is None or len(cut[1]) < 2:
+        return None
+    header, ranges = cut
+    ends = [first for _, _, first in ranges[1:]] + [None if limit is None else offset + limit]
+    return [({**spec, "offset": first, "limit": (end - first) if end is not None else None}, first - offset + 1,
+             (header, start, stop)) for (start, stop, first), end in zip(ranges, ends)]
 
 
 #: a table's read costs this many times a release file's of as many bytes (its leaf codes are computed too:

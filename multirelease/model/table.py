@@ -343,6 +343,33 @@ class Table:
         return out
 
     @classmethod
+    def concat(cls, parts: Sequence["Table"]) -> "Table | None":
+        """The table of the records of ``parts`` in order, as read at once from the file they are parts of
+        (issue 28: a table file read in parts by several tasks, :func:`multirelease.formats.scenario._read_ahead`):
+        the same frame, QI leaf codes and counts, and numbers (parts numbered on from each other: the first
+        one's, for as many records as they hold); ``None`` when an identifier is in two parts (a file read at
+        once is refused for it: read so, it says why) or numbered parts do not follow each other."""
+        if len(parts) == 1:
+            return parts[0]
+        frame = pd.concat([p.frame for p in parts])
+        starts = [p.__dict__.get("_numbered_from") for p in parts]
+        numbered = all(start is not None for start in starts)
+        if numbered and any(starts[i + 1] != starts[i] + len(parts[i]) for i in range(len(parts) - 1)):
+            return None
+        if not numbered and frame.index.has_duplicates:
+            return None
+        out = cls(parts[0].schema, frame)
+        if all("qi_codes" in p.__dict__ for p in parts):
+            out.__dict__["qi_codes"] = np.ascontiguousarray(np.concatenate([p.qi_codes for p in parts]))
+        if all("leaf_counts" in p.__dict__ for p in parts):
+            out.__dict__["leaf_counts"] = tuple(np.sum(counts, axis=0) for counts in
+                                                zip(*(p.leaf_counts for p in parts)))
+        if numbered:
+            out.__dict__["_numbered_from"] = starts[0]
+            out._hold_id_runs(((starts[0], len(frame)),))
+        return out
+
+    @classmethod
     def from_rows(cls, schema: Schema, rows: Any, *, source: str | None = None, key: str = "data.rows",
                   first_id: int = 1) -> "Table":
         """From a YAML list of mappings (``[{age: 30, zip: 1234}, ...]``) or of lists in schema order."""
@@ -617,7 +644,8 @@ class Change:
 
 
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
-               first_id: int = 1, prefetched: Mapping[str, Any] | None = None) -> Table:
+               first_id: int = 1, prefetched: Mapping[str, Any] | None = None,
+               lines: tuple[bytes, int, int] | None = None) -> Table:
     """A raw table from ``{file: path, separator: ";"}`` (CSV with a header; a ``.parquet`` file is read as
     Parquet, every value as text: :mod:`multirelease.formats.csv_read`) or ``{rows: [...]}``.
 
@@ -629,7 +657,8 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
 
     ``prefetched`` maps ``key`` to the table an executor's task read ahead from the same ``spec`` (numbered
     from 1, :meth:`Table.renumbered` here); a task that failed left no entry, and the file is read here, in its
-    turn, to say why.
+    turn, to say why.  ``lines``: where the records of a CSV file's ``offset`` and ``limit`` are
+    (:func:`~multirelease.formats.csv_read.line_ranges`: a part of a table read by one of several tasks).
     """
     got = (prefetched or {}).get(key)
     if isinstance(got, Table):
@@ -666,7 +695,7 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
                          key=f"{key}.separator")
     try:  # pyarrow where it reads as pandas does, else pandas (multirelease.formats.csv_read); .parquet: pyarrow
         frame = read_parquet_frame(path, offset, limit) if path.suffix.lower() == ".parquet" \
-            else read_csv_frame(path, sep, offset, limit)
+            else read_csv_frame(path, sep, offset, limit, lines=lines)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"cannot parse CSV ({str(exc).splitlines()[0]})", file=str(path)) from None
     if not isinstance(frame.index, pd.RangeIndex):  # pandas made the extra leading fields an index

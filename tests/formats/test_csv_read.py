@@ -205,3 +205,67 @@ def test_a_byte_found_in_a_text_column_as_pyarrow_finds_it(cells, data):
             if ord(ch) > 127:
                 continue
             assert csv_read.holds_byte(col, ord(ch)) == bool(pc.any(pc.match_substring(col, ch)).as_py())
+
+
+# a line of a file read in parts: a record, or one that may break the one-record-a-line rule (blank, spaces or a
+# tab only, a leading space, a quote, a carriage return), or that pyarrow cannot take (ragged, not UTF-8)
+_LINE = st.one_of(st.lists(st.sampled_from(["a", "1", "é", "x y", ""]), min_size=2, max_size=2).map(";".join),
+                  st.sampled_from(["", " ", "\t", " 1;2", '"a";b', "a\r;b", "1;2;3", "7", "\xff;1"]))
+
+
+@settings(max_examples=150)  # one small file each
+@given(st.lists(_LINE, min_size=1, max_size=12), st.booleans(), st.integers(0, 4), st.none() | st.integers(1, 6),
+       st.integers(1, 4))
+def test_file_read_in_ranges_reads_as_pandas(lines, final_break, offset, limit, rows):
+    """A file cut into ranges of records (``line_ranges``) read range by range (``read_csv_frame`` with
+    ``lines``: pyarrow on the range, else pandas on the file): put together, pandas' frame of the same offset
+    and limit; files where a line may not be one record for pandas (blank, spaces only, a quote, a carriage
+    return) are not cut; and reading a part of a file (``arrow_csv_frame``) agrees with pandas too, whatever the
+    lines it skips or stops before hold."""
+    raw = ("h1;h2\n" + "\n".join(lines) + ("\n" if final_break else "")).encode("utf-8", "surrogateescape")
+    raw = raw.replace("\xff".encode(), b"\xff")
+    path = _write(raw)
+    try:
+        ref = _pandas(path, ";", offset, limit)
+        cut = csv_read.line_ranges(path, offset, limit, rows=rows)
+        text = raw.split(b"\n")
+        if any(not line.strip(b" \t") or line[:1] in b" \t" or b'"' in line or b"\r" in line for line in
+               (text[1:-1] if final_break else text[1:])):
+            assert cut is None, raw  # a line that may be no record (or a blank one pandas skips)
+        if cut is not None:
+            header, ranges = cut
+            assert header == raw[:raw.index(b"\n") + 1] and ranges[0][0] == len(header) and \
+                [r[2] for r in ranges][0] == offset and all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+            assert max(b[2] - a[2] for a, b in zip(ranges, ranges[1:] + [(0, 0, ranges[-1][2] + rows)])) <= rows
+            if isinstance(ref, pd.DataFrame):
+                ends = [r[2] for r in ranges[1:]] + [None if limit is None else offset + limit]
+                parts = [csv_read.read_csv_frame(path, ";", first, None if end is None else end - first,
+                                                 lines=(header, start, stop))
+                         for (start, stop, first), end in zip(ranges, ends)]
+                pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), ref)
+        got = arrow_csv_frame(path, ";", offset, limit)
+        if got is not None:
+            assert isinstance(ref, pd.DataFrame), (raw, ref)
+            pd.testing.assert_frame_equal(got, ref)
+    finally:
+        path.unlink()
+
+
+def test_ranges_of_a_file_larger_than_a_block(tmp_path, monkeypatch):
+    """Line breaks found across blocks (a block of 7 bytes here): the same ranges as in one block, and a line
+    that starts a block blank or with a space is seen."""
+    rows = [f"{i};{i % 3}" for i in range(40)]
+    path = tmp_path / "f.csv"
+    path.write_bytes(("a;b\n" + "\n".join(rows) + "\n").encode())
+    whole = csv_read.line_ranges(path, 3, 30, rows=7)
+    monkeypatch.setattr(csv_read, "_BLOCK", 7)
+    assert csv_read.line_ranges(path, 3, 30, rows=7) == whole and len(whole[1]) == 5
+    header, ranges = whole
+    parts = [csv_read.read_csv_frame(path, ";", lines=(header, s, e)) for s, e, _ in ranges]
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), pandas_csv_frame(path, ";", 3, 30))
+    for k in range(1, 60):  # a blank line or a leading space wherever it falls in the blocks
+        for bad in ("\n", " "):
+            text = ("a;b\n" + "\n".join(rows) + "\n").encode()
+            at = text.index(b"\n", k) + 1
+            path.write_bytes(text[:at] + bad.encode() + text[at:])
+            assert csv_read.line_ranges(path, 0, None) is None, (k, bad)

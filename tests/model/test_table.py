@@ -244,3 +244,57 @@ def test_text_columns_read_through_their_distinct_cells(args, data):
     back = pickle.loads(pickle.dumps(got))
     pd.testing.assert_frame_equal(back.frame, got.frame, check_exact=True)
     assert np.array_equal(back.qi_codes, got.qi_codes) and back.id_runs == got.id_runs
+
+
+@given(st.data())
+def test_table_read_in_parts_is_the_table_read_at_once(data):
+    """A table file read in parts - its records' ranges (``line_ranges``), each read alone and numbered on from
+    the one before - and put together (``Table.concat``) is the table read at once: frame, index and dtypes,
+    QI leaf codes and counts, identifier runs, pickle; with an identifier column, one identifier in two parts
+    gives no table (read at once, the file is refused for it)."""
+    import pickle
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+    from hypothesis import assume
+
+    from multirelease.formats.csv_read import line_ranges
+    from multirelease.model.table import read_table
+
+    schema, table = data.draw(schemas_and_tables(min_size=2, max_size=20))
+    frame = table.frame.reset_index()
+    if schema.identifier is None:
+        frame = frame.drop(columns=["id"])
+    text = frame.astype(str)
+    assume(not any("|" in c or '"' in c or "\n" in c for c in text.to_numpy().ravel()))
+    lines = ["|".join(frame.columns)] + ["|".join(r) for r in text.to_numpy().tolist()]
+    assume(all(line[:1] not in " \t" for line in lines))
+    offset = data.draw(st.integers(0, len(frame) - 1))
+    limit = data.draw(st.none() | st.integers(1, len(frame)))
+    rows = data.draw(st.integers(1, 6))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.csv"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        spec = {"file": str(path), "separator": "|", "offset": offset, "limit": limit}
+        whole = read_table(schema, spec, base=Path(tmp), source=None, key="data", first_id=3)
+        header, ranges = line_ranges(path, offset, limit, rows=rows)
+        ends = [r[2] for r in ranges[1:]] + [None if limit is None else offset + limit]
+        parts = [read_table(schema, {**spec, "offset": first, "limit": None if end is None else end - first},
+                            base=Path(tmp), source=None, key="data", first_id=3 + first - offset,
+                            lines=(header, start, stop))
+                 for (start, stop, first), end in zip(ranges, ends)]
+        if data.draw(st.booleans()):
+            for p in parts:
+                p.qi_codes, p.leaf_counts  # counted by the workers, or not
+        got = Table.concat(parts)
+        pd.testing.assert_frame_equal(got.frame, whole.frame, check_exact=True)
+        pd.testing.assert_index_equal(got.frame.index, whole.frame.index, exact=True)
+        assert np.array_equal(got.qi_codes, whole.qi_codes) and got.qi_codes.dtype == np.int32
+        assert [c.tolist() for c in got.leaf_counts] == [c.tolist() for c in whole.leaf_counts]
+        assert got.id_runs == whole.id_runs and got.renumbered(10).id_runs == whole.renumbered(10).id_runs
+        pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(got)).frame, whole.frame, check_exact=True)
+        if schema.identifier is not None and len(parts) > 1:
+            clash = parts[-1].frame.index[:1]
+            twice = Table(schema, parts[0].frame.set_axis(parts[0].frame.index[:-1].append(clash)))
+            assert Table.concat([twice, *parts[1:]]) is None

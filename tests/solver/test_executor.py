@@ -590,13 +590,18 @@ def test_release_files_read_by_the_workers(tmp_path, monkeypatch, capsys):
                                                                 "column sex")
 
 
-def test_tables_read_ahead_by_the_workers(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("part_rows", [None, 300])
+def test_tables_read_ahead_by_the_workers(tmp_path, monkeypatch, capsys, part_rows):
     """The scenario's data and its insertion read by the workers beside the release files (forced on small
-    files): the insertion's records take the numbers after the data's (the population's targets would lose the
-    inserted individuals otherwise, and the report would differ), and a bad cell in either is told as when
-    read here - the same line, exit 2, the earlier file's error first."""
+    files), the data in parts of at most ``part_rows`` records too: the insertion's records take the numbers
+    after the data's (the population's targets would lose the inserted individuals otherwise, and the report
+    would differ), and a bad cell in either is told as when read here - the same line, exit 2, the earlier
+    file's error first."""
     import multirelease.formats.scenario as scenario_mod
     from multirelease.model.table import read_table
+
+    if part_rows is not None:
+        monkeypatch.setattr(scenario_mod, "_PART_ROWS", part_rows)
 
     path = _census(tmp_path)
     folder = tmp_path / "published"
@@ -626,8 +631,11 @@ def test_tables_read_ahead_by_the_workers(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(LocalExecutor, "map", logged)
     assert certify("2", "local.json") == inline and ahead[-1] == ["data", "dynamics.2.insert"]
     # the costliest first: the data's 1,200 records, the release files (the second the larger), the insertion's
-    # few records (120, the census's 10%) last
-    assert handed[0] == ["data", "release_2.csv", "release_1.csv", "dynamics.2.insert"]
+    # few records (120, the census's 10%) last; in parts, the release files, then the data's four parts
+    if part_rows is None:
+        assert handed[0] == ["data", "release_2.csv", "release_1.csv", "dynamics.2.insert"]
+    else:
+        assert handed[0] == ["release_2.csv", "release_1.csv", "data", "data", "data", "data", "dynamics.2.insert"]
     # the inserted records numbered after the data's, as read_table numbers them in its turn
     plan = load_scenario(path)
     inserted = plan.dynamics[2].insert
