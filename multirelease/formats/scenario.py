@@ -356,6 +356,8 @@ def _table_parts(spec: Mapping, path: Path) -> list[tuple[dict, int, tuple[bytes
             not isinstance(sep, str) or len(sep) != 1 or sep in '\r\n" \t':
         return None
     try:
+        if limit is not None and limit <= _PART_ROWS or path.stat().st_size < 2 * _PART_ROWS:
+            return None  # a part's records at most (a line holds two bytes or more): the file is not looked through
         cut = line_ranges(path, offset, limit, rows=_PART_ROWS)
     except OSError:
         return None  # read_table says why
