@@ -84,17 +84,19 @@ def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int
     breaks: list[np.ndarray] = []  # the positions of the line breaks, per block
     with open(path, "rb") as f:
         at = 0
+        line_starts = True  # a line starts at the next block's first byte (the file's, or after a break)
         while block := f.read(_BLOCK):
             if b'"' in block or b"\x00" in block or b"\r" in block:
                 return None
-            found = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n"))
+            codes = np.frombuffer(block, dtype=np.uint8)
+            found = np.flatnonzero(codes == ord("\n"))
             # every line's first byte: the block's first (when a line starts there), and the one after each break
-            heads = np.frombuffer(block, dtype=np.uint8)[found[found + 1 < len(block)] + 1]
-            if (heads <= ord(" ")).any() or (not at or _last_break(breaks) == at - 1) and \
-                    block.startswith(_BLANK_START):
+            heads = codes[found[found + 1 < len(block)] + 1]
+            if (heads <= ord(" ")).any() or line_starts and block.startswith(_BLANK_START):
                 return None
             breaks.append(found + at)
             at += len(block)
+            line_starts = block.endswith(b"\n")
         size = at
     every = np.concatenate(breaks) if breaks else np.zeros(0, np.int64)
     if not len(every):
@@ -109,14 +111,6 @@ def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int
     with open(path, "rb") as f:
         header = f.read(int(every[0]) + 1)
     return header, [(after[i], after[i + 1], cuts[i]) for i in range(len(cuts) - 1)]
-
-
-def _last_break(breaks: list) -> int:
-    """The position of the last line break found so far (-2 when none)."""
-    for found in reversed(breaks):
-        if len(found):
-            return int(found[-1])
-    return -2
 
 
 def arrow_csv_range(path: Path, sep: str, header: bytes, start: int, end: int) -> pd.DataFrame | None:
@@ -222,10 +216,7 @@ def read_csv_frame(path: Path, sep: str, offset: int = 0, limit: int | None = No
     """The snapshot's records as text (module docstring): pyarrow where it agrees with pandas, else pandas
     (whose exceptions the caller words).  ``lines``: the file's header line and where these records are
     (``(header, start, end)``, a range of :func:`line_ranges`), parsed alone."""
-    if lines is not None and sep not in " \t":
-        frame = arrow_csv_range(path, sep, *lines)
-    else:
-        frame = arrow_csv_frame(path, sep, offset, limit)
+    frame = arrow_csv_range(path, sep, *lines) if lines is not None else arrow_csv_frame(path, sep, offset, limit)
     return frame if frame is not None else pandas_csv_frame(path, sep, offset, limit)
 
 
