@@ -30,12 +30,14 @@ import io
 from pathlib import Path
 from typing import IO
 
+import numpy as np
 import pandas as pd
 
 from multirelease.errors import InputError
 
 __all__ = ["read_csv_frame", "read_csv_bytes", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame",
-           "arrow_csv_bytes", "arrow_csv_range", "line_ranges"]
+           "arrow_csv_bytes", "arrow_csv_range", "line_breaks",
+           "line_ranges"]
 
 
 def pandas_csv_frame(path: Path | IO[bytes], sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:
@@ -68,19 +70,14 @@ _BLOCK = 1 << 24
 _BLANK_START = tuple(bytes([b]) for b in range(33))
 
 
-def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int | None = None
-                ) -> tuple[bytes, list[tuple[int, int, int]]] | None:
-    """The header line of a CSV file and where its records ``offset + 1 .. offset + limit`` are, in ranges of
-    at most ``rows`` records, as even as can be (default: one range): ``(header, [(start, end, first), ...])``
-    - the bytes ``start:end`` of the file hold the records ``first + 1 ..`` in order (``first`` counted from 0
-    after the header), the ranges following each other.  Only when every line of the file is one record for
-    pandas and pyarrow alike: no quote (a quoted field may hold a line break), no NUL, no carriage return
-    (lines end with ``\n``), no line that is empty or starts with a byte up to the space (pandas skips blank
-    lines, and takes one of spaces or tabs for blank, also among the lines an offset skips), a header line;
-    ``None`` otherwise, or when no record is in the range.  One pass over the file, a block at a time (numpy
-    finds its line breaks and looks at the byte after each: the census of issue 28, 76 MB, in 0.1 s)."""
-    import numpy as np
-
+def line_breaks(path: Path) -> tuple[bytes, np.ndarray, int] | None:
+    """The header line of a CSV file, the positions of all its line breaks and its size, when every line of it is
+    one record for pandas and pyarrow alike: no quote (a quoted field may hold a line break), no NUL, no carriage
+    return (lines end with ``\n``), no line that is empty or starts with a byte up to the space (pandas skips
+    blank lines, and takes one of spaces or tabs for blank, also among the lines an offset skips), a header
+    line; ``None`` otherwise.  One pass over the file, a block at a time (numpy finds its line breaks and looks
+    at the byte after each: the census of issue 28, 76 MB, in 0.1 s).  :func:`line_ranges` cuts it; one scan
+    serves every table read from the file (the census's data and its insertion)."""
     breaks: list[np.ndarray] = []  # the positions of the line breaks, per block
     with open(path, "rb") as f:
         at = 0
@@ -97,10 +94,27 @@ def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int
             breaks.append(found + at)
             at += len(block)
             line_starts = block.endswith(b"\n")
-        size = at
     every = np.concatenate(breaks) if breaks else np.zeros(0, np.int64)
     if not len(every):
         return None
+    with open(path, "rb") as f:
+        header = f.read(int(every[0]) + 1)
+    return header, every, at
+
+
+def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int | None = None, *,
+                breaks: tuple[bytes, np.ndarray, int] | None = None
+                ) -> tuple[bytes, list[tuple[int, int, int]]] | None:
+    """The header line of a CSV file and where its records ``offset + 1 .. offset + limit`` are, in ranges of
+    at most ``rows`` records, as even as can be (default: one range): ``(header, [(start, end, first), ...])``
+    - the bytes ``start:end`` of the file hold the records ``first + 1 ..`` in order (``first`` counted from 0
+    after the header), the ranges following each other.  Only when every line of the file is one record
+    (:func:`line_breaks`, or ``breaks``, its answer for this file); ``None`` otherwise, or when no record is in
+    the range."""
+    scan = breaks if breaks is not None else line_breaks(path)
+    if scan is None:
+        return None
+    header, every, size = scan
     records = len(every) + int(every[-1] != size - 1) - 1  # the lines after the header's
     stop = records if limit is None else min(records, offset + limit)
     if offset >= stop:
@@ -108,8 +122,6 @@ def line_ranges(path: Path, offset: int = 0, limit: int | None = None, rows: int
     count = 1 if rows is None else -(-(stop - offset) // max(1, int(rows)))  # ranges as even as can be
     cuts = [offset + (stop - offset) * i // count for i in range(count + 1)]
     after = [int(every[c]) + 1 if c < len(every) else size for c in cuts]  # the byte after line break c
-    with open(path, "rb") as f:
-        header = f.read(int(every[0]) + 1)
     return header, [(after[i], after[i + 1], cuts[i]) for i in range(len(cuts) - 1)]
 
 
@@ -176,7 +188,6 @@ def holds_byte(column, byte: int) -> bool:
     (an ASCII character's code): each chunk's bytes of text searched at once, between its first cell's start and
     its last cell's end - what ``pc.any(pc.match_substring(column, chr(byte)))`` answers, 15 times faster (a
     census release's columns: 0.02 s instead of 0.35 s, most of a release file's read after the parse)."""
-    import numpy as np
     import pyarrow as pa
 
     for chunk in getattr(column, "chunks", [column]):

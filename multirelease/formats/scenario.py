@@ -23,7 +23,7 @@ from multirelease.formats.release_csv import (counterfeits_from_frame, read_rele
                                              release_from_frame)
 from multirelease.model.schema import Schema
 from multirelease.model.sequence import Adversary
-from multirelease.model.table import Change, Table, read_table
+from multirelease.model.table import Change, Table, file_spec, read_table
 
 __all__ = ["Scenario", "ReleaseStep", "AttackSpec", "parse_scenario", "load_yaml", "TOP_KEYS", "TARGETS", "PURPOSES"]
 
@@ -297,8 +297,9 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
     tasks: list = []
     costs: list[float] = []
     owner: list[str | None] = []  # the table key of each task (None: a release file)
+    scans: dict = {}  # a file's line breaks, for every table read from it
     for key, spec, path in tables:
-        parts = _table_parts(spec, path)
+        parts = _table_parts(spec, base, scans)
         if parts is None:
             tasks.append(("table", spec, base, key))
             costs.append(_read_cost(path, spec))
@@ -339,26 +340,31 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
 _PART_ROWS = 250_000
 
 
-def _table_parts(spec: Mapping, path: Path) -> list[tuple[dict, int, tuple[bytes, int, int]]] | None:
+def _table_parts(spec: Mapping, base: Path, scans: dict | None = None
+                 ) -> list[tuple[dict, int, tuple[bytes, int, int]]] | None:
     """A table file (``spec``, a CSV file of :func:`_table_jobs`) cut into parts of at most
     :data:`_PART_ROWS` records, as even as can be, when it has more and every line of it is a record
-    (:func:`~multirelease.formats.csv_read.line_ranges`): per part, the ``spec`` of its records (its
+    (:func:`~multirelease.formats.csv_read.line_breaks`): per part, the ``spec`` of its records (its
     ``offset`` and ``limit``), the number of its first record from 1, and where its records are; ``None``
     otherwise (read in one task), also when ``spec`` would be refused (:func:`read_table` says why).  The
     parts put together (:meth:`Table.concat`) are the table read at once (the census of issue 28: its data's
-    900,000 records in four parts read side by side)."""
-    from .csv_read import line_ranges
+    900,000 records in four parts read side by side).  ``scans`` keeps each file's line breaks for the other
+    tables read from it (the census of 10^7 records: its data and its insertion, one scan of 0.8 GB)."""
+    from .csv_read import line_breaks, line_ranges
 
-    offset, limit, sep = spec.get("offset", 0), spec.get("limit"), spec.get("separator", ",")
-    if set(spec) - {"file", "separator", "offset", "limit"} or path.suffix.lower() == ".parquet" or \
-            not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or \
-            not (limit is None or isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1) or \
-            not isinstance(sep, str) or len(sep) != 1 or sep in '\r\n" \t':
-        return None
+    try:
+        path, sep, offset, limit = file_spec(spec, base=base, source=None, key="")
+    except InputError:
+        return None  # read_table says why
+    if path.suffix.lower() == ".parquet" or sep in " \t":
+        return None  # pyarrow reads neither in parts (read_csv_frame)
+    scans = {} if scans is None else scans
     try:
         if limit is not None and limit <= _PART_ROWS or path.stat().st_size < 2 * _PART_ROWS:
             return None  # a part's records at most (a line holds two bytes or more): the file is not looked through
-        cut = line_ranges(path, offset, limit, rows=_PART_ROWS)
+        if path not in scans:
+            scans[path] = line_breaks(path)
+        cut = line_ranges(path, offset, limit, rows=_PART_ROWS, breaks=scans[path]) if scans[path] else None
     except OSError:
         return None  # read_table says why
     if cut is None or len(cut[1]) < 2:

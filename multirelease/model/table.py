@@ -21,8 +21,8 @@ from .hierarchy import _all_text, _fmt_number, _scalar, normalize_values
 from .release import narrow_codes
 from .schema import COMPOSITE_SEPARATOR, MISSING_VALUES, Schema
 
-__all__ = ["Table", "Change", "read_table", "composite_sensitive", "first_missing_sensitive",
-           "refuse_missing_sensitive", "refuse_bad_cells", "BadCells", "SHOWN_BAD_CELLS"]
+__all__ = ["Table", "Change", "read_table", "file_spec", "FILE_KEYS", "composite_sensitive",
+           "first_missing_sensitive", "refuse_missing_sensitive", "refuse_bad_cells", "BadCells", "SHOWN_BAD_CELLS"]
 
 
 def first_missing_sensitive(schema: Schema, frame: pd.DataFrame,
@@ -643,6 +643,39 @@ class Change:
                    insert_codes=insert_codes, insert_runs=insert_runs)
 
 
+#: the keys of a table read from a file (:func:`file_spec`)
+FILE_KEYS = ("file", "separator", "offset", "limit")
+
+
+def file_spec(spec: Mapping, *, base: Path, source: str | None, key: str) -> tuple[Path, str, int, int | None]:
+    """The file a table is read from, ``{file: path, separator: ";", offset: 15060, limit: 200}`` (:func:`read_table`):
+    its path (relative to ``base``), separator, offset and limit, each checked - bad input is refused
+    (:class:`InputError` naming ``key`` and its part).  The read of a table in parts (issue 28) checks its spec
+    here too, before it cuts the file."""
+    unknown = set(spec) - set(FILE_KEYS)
+    if unknown:
+        raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
+    if "file" not in spec:
+        raise InputError("needs 'file' or 'rows'", file=source, key=key)
+    offset = spec.get("offset", 0)
+    limit = spec.get("limit")
+    for part, value, low in (("offset", offset, 0), ("limit", limit, 1)):
+        if value is None and part == "limit":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise InputError(f"{part} must be an integer >= {low}, got {value!r}", file=source, key=f"{key}.{part}")
+    path = Path(str(spec["file"]))
+    if not path.is_absolute():
+        path = base / path
+    if not path.is_file():
+        raise InputError(f"data file '{spec['file']}' not found", file=source, key=f"{key}.file")
+    sep = str(spec.get("separator", ","))
+    if len(sep) != 1 or sep in '\r\n"':
+        raise InputError(f"separator must be one character (not a quote or a line break), got {sep!r}", file=source,
+                         key=f"{key}.separator")
+    return path, sep, offset, limit
+
+
 def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None, key: str,
                first_id: int = 1, prefetched: Mapping[str, Any] | None = None,
                lines: tuple[bytes, int, int] | None = None) -> Table:
@@ -665,34 +698,17 @@ def read_table(schema: Schema, spec: Mapping, *, base: Path, source: str | None,
         return got.renumbered(first_id)
     if not isinstance(spec, Mapping):
         raise InputError("must be {file: path} or {rows: [...]}", file=source, key=key)
-    unknown = set(spec) - {"file", "separator", "rows", "offset", "limit"}
-    if unknown:
-        raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
-    if "rows" in spec and "file" in spec:
-        raise InputError("give 'file' or 'rows', not both", file=source, key=key)
     if "rows" in spec:
+        unknown = set(spec) - {"rows", *FILE_KEYS}
+        if unknown:
+            raise InputError(f"unknown key '{sorted(unknown)[0]}'", file=source, key=key)
+        if "file" in spec:
+            raise InputError("give 'file' or 'rows', not both", file=source, key=key)
         for part in ("offset", "limit"):
             if part in spec:
                 raise InputError(f"'{part}' applies to 'file' only", file=source, key=f"{key}.{part}")
         return Table.from_rows(schema, spec["rows"], source=source, key=f"{key}.rows", first_id=first_id)
-    if "file" not in spec:
-        raise InputError("needs 'file' or 'rows'", file=source, key=key)
-    offset = spec.get("offset", 0)
-    limit = spec.get("limit")
-    for part, value, low in (("offset", offset, 0), ("limit", limit, 1)):
-        if value is None and part == "limit":
-            continue
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise InputError(f"{part} must be an integer >= {low}, got {value!r}", file=source, key=f"{key}.{part}")
-    path = Path(str(spec["file"]))
-    if not path.is_absolute():
-        path = base / path
-    if not path.is_file():
-        raise InputError(f"data file '{spec['file']}' not found", file=source, key=f"{key}.file")
-    sep = str(spec.get("separator", ","))
-    if len(sep) != 1 or sep in '\r\n"':
-        raise InputError(f"separator must be one character (not a quote or a line break), got {sep!r}", file=source,
-                         key=f"{key}.separator")
+    path, sep, offset, limit = file_spec(spec, base=base, source=source, key=key)
     try:  # pyarrow where it reads as pandas does, else pandas (multirelease.formats.csv_read); .parquet: pyarrow
         frame = read_parquet_frame(path, offset, limit) if path.suffix.lower() == ".parquet" \
             else read_csv_frame(path, sep, offset, limit, lines=lines)

@@ -275,3 +275,29 @@ def test_ranges_of_a_file_larger_than_a_block(tmp_path, monkeypatch):
             at = text.index(b"\n", k) + 1
             path.write_bytes(text[:at] + bad.encode() + text[at:])
             assert csv_read.line_ranges(path, 0, None) is None, (k, bad)
+
+
+def test_tables_of_one_file_cut_after_one_scan(tmp_path, monkeypatch):
+    """The data and an insertion read from one file in parts (``scenario._table_parts``): the file is looked
+    through once for both (issue 28: the census of 10^7 records, 0.8 GB scanned once instead of twice), and each
+    table's parts are those it gets with a scan of its own - the specs of parts of at most ``_PART_ROWS``
+    records, as even as can be, and the numbers of their first records."""
+    import multirelease.formats.scenario as scenario_mod
+
+    monkeypatch.setattr(scenario_mod, "_PART_ROWS", 7)
+    (tmp_path / "t.csv").write_text("a;b\n" + "".join(f"{i};{i % 3}\n" for i in range(60)), encoding="utf-8")
+    data = {"file": "t.csv", "separator": ";", "limit": 45}
+    insert = {"file": "t.csv", "separator": ";", "offset": 45}
+    alone = [scenario_mod._table_parts(spec, tmp_path) for spec in (data, insert)]
+    calls: list = []
+    real = csv_read.line_breaks
+    monkeypatch.setattr(csv_read, "line_breaks", lambda path: calls.append(path) or real(path))
+    scans: dict = {}
+    assert [scenario_mod._table_parts(spec, tmp_path, scans) for spec in (data, insert)] == alone
+    assert calls == [tmp_path / "t.csv"]
+    assert [len(parts) for parts in alone] == [7, 3]
+    assert [(p[0]["offset"], p[0]["limit"], p[1]) for p in alone[1]] == [(45, 5, 1), (50, 5, 6), (55, None, 11)]
+    assert [p[0]["limit"] for p in alone[0]] == [6, 6, 7, 6, 7, 6, 7]  # cut at 45 * i // 7
+    # a spec read_table refuses is not cut (read_table says why in its turn)
+    assert scenario_mod._table_parts({**data, "limit": 0}, tmp_path) is None
+    assert scenario_mod._table_parts({**data, "sheet": 1}, tmp_path) is None
