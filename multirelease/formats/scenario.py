@@ -308,6 +308,7 @@ def _read_ahead(doc: Mapping, releases: Any, schema: Schema, base: Path, source:
                 tasks.append(("table", part_spec, base, key, first_id, lines))
                 costs.append(_TABLE_COST * (lines[2] - lines[1]))
         owner += [key] * (len(tasks) - len(owner))
+    scans.clear()  # not held while the files are read (10^7 records: 80 MB of positions)
     for i, path, sep, anatomy, notation in jobs:
         try:
             tasks.append((path.read_bytes() if remote else None, str(path), sep, anatomy, notation))
