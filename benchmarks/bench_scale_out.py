@@ -26,6 +26,11 @@ records:
   40 ms, so every 0.8 s); and ``peak_rss_mb``, their summed resident set size every 0.2 s, an upper bound
   of the PSS at every instant (shared pages counted in every process);
 * ``report_mb`` and the attack's figures (FA, CA, BA, cracked targets), which must be the same on every line;
+* ``maps`` - per ``map`` call, in order: its wall time and the CPU time of the command's process meanwhile
+  (every thread: its ``meanwhile`` work, the results it receives, a Dask client's event loop - what the
+  workers share the cores with); ``process_cpu_seconds``, that process's CPU over the whole command, and
+  ``outside_cpu_seconds``, the part outside the maps.  A map's wall on 1 and on N workers gives its own
+  speedup;
 * ``tasks`` - per ``map`` call, in order: its tasks' count, the sum of their durations and the longest
   (``[n, sum, longest]`` seconds; each task timed where it runs, in a worker or in this process), and
   ``projected_seconds`` - per ``N`` of 1, 2, 4, 8, 16, what the command would take on ``N`` workers with these
@@ -156,9 +161,12 @@ class TimedTask:
                 f.write(line)
 
 
-def _timed_executors(log: str) -> list:
-    """Wrap every executor's ``map`` to add its wall time (outermost calls only) to the returned counter, and
-    to time each of its tasks (:class:`TimedTask`, map ``k`` the ``k``-th outermost call)."""
+def _timed_executors(log: str, maps: list) -> list:
+    """Wrap every executor's ``map`` to add its wall time (outermost calls only) to the returned counter, to
+    append ``[wall seconds, this process's CPU seconds]`` of each outermost call to ``maps`` (the CPU of every
+    thread of the command's process while the map ran: the ``meanwhile`` work, the results received and
+    unpickled, a Dask client's event loop - what the map's workers share the cores with), and to time each of
+    its tasks (:class:`TimedTask`, map ``k`` the ``k``-th outermost call)."""
     import solver.executor as executors
 
     spent = [0.0]
@@ -172,13 +180,14 @@ def _timed_executors(log: str) -> list:
             if depth[0] == 1:  # a map inside a task (a forked worker inherits the depth) is part of the task
                 fn = TimedTask(fn, log, calls[0])
                 calls[0] += 1
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
                 return _real(self, fn, tasks, **kwargs)
             finally:
                 depth[0] -= 1
                 if depth[0] == 0:
                     spent[0] += time.perf_counter() - t0
+                    maps.append([round(time.perf_counter() - t0, 3), round(time.process_time() - c0, 3)])
 
         cls.map = timed
     return spent
@@ -221,9 +230,12 @@ def one(spec: dict) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         log = str(Path(tmp) / "tasks.jsonl")
         Path(log).touch()
-        spent = _timed_executors(log)
+        maps: list = []
+        spent = _timed_executors(log, maps)
+        c0 = time.process_time()
         code = main(spec["argv"])
         seconds = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         sampler.stopped.set()
         sampler.sample()
         durations = task_durations(log)
@@ -231,7 +243,9 @@ def one(spec: dict) -> dict:
     out = {"exit": code, "seconds": round(seconds, 2), "in_tasks_seconds": round(spent[0], 2),
            "outside_share": round(outside / seconds, 3), "peak_mb": round(sampler.peak, 1),
            "peak_rss_mb": round(sampler.peak_rss, 1),
-           "tasks": [[len(d), round(sum(d), 3), round(max(d), 3)] for d in durations],
+           "tasks": [[len(d), round(sum(d), 3), round(max(d), 3)] for d in durations], "maps": maps,
+           "process_cpu_seconds": round(cpu, 2),
+           "outside_cpu_seconds": round(cpu - sum(m[1] for m in maps), 2),
            "projected_seconds": {n: round(projected(outside, durations, n), 2) for n in (1, 2, 4, 8, 16)}}
     report = spec.get("report")
     if report and Path(report).exists():
