@@ -186,8 +186,9 @@ def _timed_executors(log: str, maps: list) -> list:
             finally:
                 depth[0] -= 1
                 if depth[0] == 0:
-                    spent[0] += time.perf_counter() - t0
-                    maps.append([round(time.perf_counter() - t0, 3), round(time.process_time() - c0, 3)])
+                    wall = time.perf_counter() - t0
+                    spent[0] += wall
+                    maps.append([round(wall, 3), round(time.process_time() - c0, 3)])
 
         cls.map = timed
     return spent

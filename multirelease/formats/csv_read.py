@@ -36,8 +36,7 @@ import pandas as pd
 from multirelease.errors import InputError
 
 __all__ = ["read_csv_frame", "read_csv_bytes", "read_parquet_frame", "pandas_csv_frame", "arrow_csv_frame",
-           "arrow_csv_bytes", "arrow_csv_range", "line_breaks",
-           "line_ranges"]
+           "arrow_csv_bytes", "arrow_csv_range", "line_breaks", "line_ranges"]
 
 
 def pandas_csv_frame(path: Path | IO[bytes], sep: str, offset: int = 0, limit: int | None = None) -> pd.DataFrame:

@@ -243,18 +243,19 @@ def _read_input_task(task: tuple, schema: Schema) -> Any:
 
 def _table_jobs(doc: Mapping, base: Path) -> list[tuple[str, Mapping, Path]]:
     """The tables of a scenario read from files: ``(key, spec, path)`` of ``data`` and of every insertion of
-    ``dynamics`` given as ``{file: ...}`` (what :func:`read_table` reads under that key)."""
+    ``dynamics`` given as ``{file: ...}`` (what :func:`read_table` reads under that key), when
+    :func:`file_spec` takes the spec (one it refuses is read in its turn, to say why)."""
     out = []
     specs = [("data", doc.get("data"))]
     dyn = doc.get("dynamics")
     if isinstance(dyn, Mapping) and "stream" not in dyn:
         specs += [(f"dynamics.{i}.insert", c.get("insert")) for i, c in dyn.items() if isinstance(c, Mapping)]
     for key, spec in specs:
-        if isinstance(spec, Mapping) and "file" in spec and "rows" not in spec:
-            path = Path(str(spec["file"]))
-            path = path if path.is_absolute() else base / path
-            if path.is_file():
-                out.append((key, spec, path))
+        if isinstance(spec, Mapping) and "rows" not in spec:
+            try:
+                out.append((key, spec, file_spec(spec, base=base, source=None, key=key)[0]))
+            except InputError:
+                continue
     return out
 
 
